@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Sets up, builds with warnings as errors, and runs the whole test suite: the
+# default build, then the simulator's tests again under AddressSanitizer (with
+# UBSan) and under ThreadSanitizer.  Ends with one line "N passed, N failed"
+# (", N skipped" when any were) summed over the three runs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh || exit 1
+
+# configure DIR ARGS...: a fresh or reconfigured meson build directory.
+configure() {
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
+  else
+    meson setup "$dir" -Dwerror=true "$@" >/dev/null
+  fi
+}
+
+status=0
+run_suite() {
+  local dir=$1 suite=$2; shift 2
+  rm -f "$dir/meson-logs/testlog.json"
+  configure "$dir" "$@" || { echo "configure of $dir failed" >&2; status=1; return; }
+  meson compile -C "$dir" >"$dir.compile.log" 2>&1 || {
+    cat "$dir.compile.log" >&2; echo "build of $dir failed" >&2; status=1; return; }
+  echo "== $dir: meson test $suite" >&2
+  meson test -C "$dir" --print-errorlogs --num-processes 2 $suite || status=1
+}
+
+run_suite build ""
+run_suite build-asan "--suite sim" -Db_sanitize=address,undefined -Db_lundef=false
+run_suite build-tsan "--suite sim" -Db_sanitize=thread -Db_lundef=false
+
+python3 - build build-asan build-tsan <<'PY'
+import json, os, sys
+passed = failed = skipped = 0
+for d in sys.argv[1:]:
+    log = os.path.join(d, 'meson-logs', 'testlog.json')
+    if not os.path.exists(log):
+        continue
+    for line in open(log):
+        r = json.loads(line).get('result')
+        if r in ('OK', 'EXPECTEDFAIL'):
+            passed += 1
+        elif r == 'SKIP':
+            skipped += 1
+        else:
+            failed += 1
+tail = ', %d skipped' % skipped if skipped else ''
+print('%d passed, %d failed%s' % (passed, failed, tail))
+sys.exit(1 if failed or passed == 0 else 0)
+PY
+rc=$?
+[ $status -ne 0 ] && exit 1
+exit $rc

@@ -1,0 +1,396 @@
+/* drv_copy.c: cuMemcpy* and cuMemset*: validation, the time model, and
+ * NVIDIA's documented host synchronization behaviour for each case. */
+#include "xpsim_driver.h"
+#include "xpsim_stream.h"
+#include "xpsim_time.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What a copy expects of each pointer: the typed APIs (HtoD, DtoH, ...) and
+ * CU_MEMORYTYPE_HOST/DEVICE in 2D copies insist, unified ones classify. */
+typedef enum side_expect { EXPECT_ANY, EXPECT_HOST, EXPECT_DEVICE } side_expect;
+
+typedef enum copy_dir { DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H } copy_dir;
+
+static const char *const dir_names[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
+
+/* A rectangle of bytes: height rows of width bytes, pitch apart (1D: height 1). */
+typedef struct rect {
+    uint64_t addr;
+    size_t pitch;
+} rect;
+
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    size_t width, height, dpitch, spitch;
+    void *staging;            /* owned: pageable bytes captured at call time */
+} copy_job;
+
+static void run_copy(void *arg)
+{
+    copy_job *j = arg;
+    for (size_t y = 0; y < j->height; y++)
+        memcpy((char *)j->dst + y * j->dpitch, (const char *)j->src + y * j->spitch, j->width);
+}
+
+static void release_copy(void *arg)
+{
+    copy_job *j = arg;
+    free(j->staging);
+    free(j);
+}
+
+static bool is_device_side(const xpdrv_ptr *p)
+{
+    return p->kind == XPDRV_MEM_DEVICE || p->kind == XPDRV_MEM_MANAGED;
+}
+
+/* Checks one side of a copy of `extent` bytes starting at addr. */
+static CUresult check_side(uint64_t addr, size_t extent, side_expect expect, xpdrv_ptr *info)
+{
+    if (addr == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpdrv_classify(addr, info);
+    switch (info->kind) {
+    case XPDRV_MEM_DEVICE_HOLE:
+        return CUDA_ERROR_INVALID_VALUE;
+    case XPDRV_MEM_DEVICE:
+    case XPDRV_MEM_MANAGED:
+        if (expect == EXPECT_HOST && info->kind == XPDRV_MEM_DEVICE)
+            return CUDA_ERROR_INVALID_VALUE;
+        /* The whole extent must lie inside the one allocation. */
+        if (addr + extent > info->base + info->size)
+            return CUDA_ERROR_INVALID_VALUE;
+        return CUDA_SUCCESS;
+    case XPDRV_MEM_PINNED:
+        if (expect == EXPECT_DEVICE)
+            return CUDA_ERROR_INVALID_VALUE;
+        /* A copy that runs off the end of a pinned range is staged. */
+        if (addr + extent > info->base + info->size)
+            info->kind = XPDRV_MEM_PAGEABLE;
+        return CUDA_SUCCESS;
+    case XPDRV_MEM_PAGEABLE:
+        return expect == EXPECT_DEVICE ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static double rate_for(copy_dir dir, const xpdrv_ptr *s, const xpdrv_ptr *d, bool pageable)
+{
+    const xpsim_config *cfg = xpsim_config_get();
+    switch (dir) {
+    case DIR_H2D:
+    case DIR_D2H:
+        return pageable ? cfg->pageable_bps : cfg->pinned_bps;
+    case DIR_D2D:
+        return s->device == d->device ? cfg->device_bps : cfg->peer_bps;
+    case DIR_H2H:
+        return cfg->host_bps;
+    }
+    return cfg->pinned_bps;
+}
+
+static uint64_t transfer_ns(uint64_t bytes, double bps)
+{
+    return (uint64_t)((double)bytes * 1e9 / bps);
+}
+
+static size_t extent_of(size_t width, size_t height, size_t pitch)
+{
+    return height == 0 ? 0 : (height - 1) * pitch + width;
+}
+
+/* The common path of every copy.  `async` is the API's nature (an *Async
+ * entry point); the function decides from the pointers how long the caller
+ * is held, following "API synchronization behavior" in the CUDA docs. */
+static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, size_t width,
+                        size_t height, bool async, CUstream hstream, bool ptds, const char *api)
+{
+    int cur;
+    CUresult rc = xpdrv_enter(&cur);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (width == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (height > 1 && (dst.pitch < width || src.pitch < width))
+        return CUDA_ERROR_INVALID_VALUE;
+    xpdrv_ptr s, d;
+    if ((rc = check_side(src.addr, extent_of(width, height, src.pitch), sexp, &s)) != CUDA_SUCCESS ||
+        (rc = check_side(dst.addr, extent_of(width, height, dst.pitch), dexp, &d)) != CUDA_SUCCESS) {
+        xpsim_debug("%s: invalid pointers (src %#llx, dst %#llx)", api,
+                    (unsigned long long)src.addr, (unsigned long long)dst.addr);
+        return rc;
+    }
+    CUstream stream;
+    if ((rc = xpsim_stream_resolve(hstream, ptds, cur, &stream)) != CUDA_SUCCESS)
+        return rc;
+
+    copy_dir dir = is_device_side(&s) ? (is_device_side(&d) ? DIR_D2D : DIR_D2H)
+                                      : (is_device_side(&d) ? DIR_H2D : DIR_H2H);
+    bool pageable = (dir != DIR_D2D) && (s.kind == XPDRV_MEM_PAGEABLE || d.kind == XPDRV_MEM_PAGEABLE);
+    uint64_t bytes = (uint64_t)width * height;
+    const xpsim_config *cfg = xpsim_config_get();
+    uint64_t move_ns = transfer_ns(bytes, rate_for(dir, &s, &d, pageable));
+
+    copy_job *job = calloc(1, sizeof *job);
+    if (job == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *job = (copy_job){.dst = xpdrv_view(&d, dst.addr), .src = xpdrv_view(&s, src.addr),
+                      .width = width, .height = height, .dpitch = dst.pitch, .spitch = src.pitch};
+    xpsim_work w = {.run = run_copy, .release = release_copy, .ctx = job,
+                    .duration_ns = cfg->latency_ns + move_ns, .fault = CUDA_SUCCESS,
+                    .lane = dir == DIR_H2D ? XPSIM_LANE_H2D
+                          : dir == DIR_D2H ? XPSIM_LANE_D2H : XPSIM_LANE_NONE,
+                    .what = api};
+
+    bool wait;
+    if (dir == DIR_H2D && pageable) {
+        /* Pageable to device: the driver copies the bytes into a pinned
+         * staging buffer before returning (cudaMemcpy first synchronizes the
+         * stream; the Async form does not), and the caller is held while it
+         * does; only the final DMA from the staging buffer is left queued. */
+        if (!async)
+            xpsim_stream_synchronize(stream);
+        job->staging = malloc(bytes);
+        if (job->staging == NULL) {
+            free(job);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        uint64_t t0 = xpsim_now_ns();
+        for (size_t y = 0; y < height; y++)
+            memcpy((char *)job->staging + y * width, (const char *)job->src + y * src.pitch, width);
+        job->src = job->staging;
+        job->spitch = width;
+        xpsim_sleep_until(t0 + move_ns);
+        w.duration_ns = cfg->latency_ns;
+        wait = false;
+    } else if (dir == DIR_D2D) {
+        /* Device to device never holds the host, even through cuMemcpy. */
+        wait = false;
+    } else if (!async) {
+        wait = true;
+    } else {
+        /* Async to pageable memory (DtoH, and HtoH through staging) returns
+         * only once the copy is complete. */
+        wait = pageable;
+    }
+    uint64_t ticket = xpsim_stream_enqueue(stream, &w);
+    xpsim_debug("%s %s %llu bytes %s stream %p%s", api, dir_names[dir], (unsigned long long)bytes,
+                pageable ? "pageable" : "pinned", (void *)stream, wait ? " (waiting)" : "");
+    if (wait) {
+        xpsim_stream_wait_ticket(stream, ticket);
+        return xpsim_device_sticky_error(xpsim_stream_device(stream));
+    }
+    return CUDA_SUCCESS;
+}
+
+static rect r1(uint64_t addr)
+{
+    return (rect){.addr = addr, .pitch = 0};
+}
+
+static rect rh(const void *p)
+{
+    return r1((uint64_t)(uintptr_t)p);
+}
+
+XPDRV_TWINS(cuMemcpy, cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n),
+            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, n, 1, false, NULL, ptds, "cuMemcpy"))
+XPDRV_TWINS(cuMemcpyAsync, cuMemcpyAsync_ptsz,
+            (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h),
+            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, n, 1, true, h, ptds, "cuMemcpyAsync"))
+XPDRV_TWINS(cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, (CUdeviceptr dst, const void *src, size_t n),
+            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, n, 1, false, NULL, ptds,
+                    "cuMemcpyHtoD_v2"))
+XPDRV_TWINS(cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, (void *dst, CUdeviceptr src, size_t n),
+            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds,
+                    "cuMemcpyDtoH_v2"))
+XPDRV_TWINS(cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n),
+            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds,
+                    "cuMemcpyDtoD_v2"))
+XPDRV_TWINS(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
+            (CUdeviceptr dst, const void *src, size_t n, CUstream h),
+            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, n, 1, true, h, ptds,
+                    "cuMemcpyHtoDAsync_v2"))
+XPDRV_TWINS(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
+            (void *dst, CUdeviceptr src, size_t n, CUstream h),
+            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, n, 1, true, h, ptds,
+                    "cuMemcpyDtoHAsync_v2"))
+XPDRV_TWINS(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
+            (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h),
+            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, true, h, ptds,
+                    "cuMemcpyDtoDAsync_v2"))
+
+/* Peer copies name the contexts; with unified addressing the pointers alone
+ * identify the devices, so the contexts are only validated. */
+static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                          size_t n, bool async, CUstream h, bool ptds, const char *api)
+{
+    if (dctx == NULL || sctx == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    xpdrv_ptr d, s;
+    xpdrv_classify(dst, &d);
+    xpdrv_classify(src, &s);
+    if ((d.kind == XPDRV_MEM_DEVICE && d.device != dctx->device) ||
+        (s.kind == XPDRV_MEM_DEVICE && s.device != sctx->device))
+        return CUDA_ERROR_INVALID_VALUE;
+    return do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, async, h, ptds, api);
+}
+
+XPDRV_TWINS(cuMemcpyPeer, cuMemcpyPeer_ptds,
+            (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n),
+            peer_copy(dst, dctx, src, sctx, n, false, NULL, ptds, "cuMemcpyPeer"))
+XPDRV_TWINS(cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz,
+            (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream h),
+            peer_copy(dst, dctx, src, sctx, n, true, h, ptds, "cuMemcpyPeerAsync"))
+
+/* One side of a CUDA_MEMCPY2D: its memory type says which field holds the
+ * address and how strictly to check it. */
+static CUresult side_2d(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
+                        size_t pitch, rect *out, side_expect *expect)
+{
+    uint64_t base;
+    switch (type) {
+    case CU_MEMORYTYPE_HOST: base = (uint64_t)(uintptr_t)host; *expect = EXPECT_HOST; break;
+    case CU_MEMORYTYPE_DEVICE: base = dev; *expect = EXPECT_DEVICE; break;
+    case CU_MEMORYTYPE_UNIFIED: base = dev; *expect = EXPECT_ANY; break;
+    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;   /* arrays are not simulated */
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (base == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (rect){.addr = base + y * pitch + x, .pitch = pitch};
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, bool async, CUstream h, bool ptds, const char *api)
+{
+    if (p == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    rect s, d;
+    side_expect se, de;
+    CUresult rc;
+    if ((rc = side_2d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                      p->srcPitch, &s, &se)) != CUDA_SUCCESS ||
+        (rc = side_2d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                      p->dstPitch, &d, &de)) != CUDA_SUCCESS)
+        return rc;
+    if (p->Height == 1) {
+        s.pitch = s.pitch ? s.pitch : p->WidthInBytes;
+        d.pitch = d.pitch ? d.pitch : p->WidthInBytes;
+    }
+    return do_copy(d, de, s, se, p->WidthInBytes, p->Height, async, h, ptds, api);
+}
+
+XPDRV_TWINS(cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *p),
+            copy_2d(p, false, NULL, ptds, "cuMemcpy2D_v2"))
+XPDRV_TWINS(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *p),
+            copy_2d(p, false, NULL, ptds, "cuMemcpy2DUnaligned_v2"))
+XPDRV_TWINS(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *p, CUstream h),
+            copy_2d(p, true, h, ptds, "cuMemcpy2DAsync_v2"))
+
+/* Memsets. */
+typedef struct memset_job {
+    void *dst;
+    size_t pitch, width_elems, height;
+    unsigned int value;
+    unsigned int elem;        /* 1, 2 or 4 bytes */
+} memset_job;
+
+static void run_memset(void *arg)
+{
+    memset_job *j = arg;
+    for (size_t y = 0; y < j->height; y++) {
+        char *row = (char *)j->dst + y * j->pitch;
+        if (j->elem == 1) {
+            memset(row, (int)(j->value & 0xff), j->width_elems);
+        } else if (j->elem == 2) {
+            uint16_t v = (uint16_t)j->value;
+            for (size_t i = 0; i < j->width_elems; i++)
+                memcpy(row + 2 * i, &v, 2);
+        } else {
+            uint32_t v = j->value;
+            for (size_t i = 0; i < j->width_elems; i++)
+                memcpy(row + 4 * i, &v, 4);
+        }
+    }
+}
+
+/* "The synchronous memset functions are asynchronous with respect to the
+ * host except when the target is pinned host memory or a Unified Memory
+ * region, in which case they are fully synchronous." */
+static CUresult do_memset(CUdeviceptr dst, size_t pitch, unsigned int value, unsigned int elem,
+                          size_t width, size_t height, bool async, CUstream h, bool ptds,
+                          const char *api)
+{
+    int cur;
+    CUresult rc = xpdrv_enter(&cur);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (width == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (dst % elem != 0 || (height > 1 && (pitch < width * elem || pitch % elem != 0)))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t row = width * elem;
+    size_t stride = height > 1 ? pitch : row;
+    xpdrv_ptr d;
+    if ((rc = check_side(dst, extent_of(row, height, stride), EXPECT_ANY, &d)) != CUDA_SUCCESS)
+        return rc;
+    if (d.kind == XPDRV_MEM_PAGEABLE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstream stream;
+    if ((rc = xpsim_stream_resolve(h, ptds, cur, &stream)) != CUDA_SUCCESS)
+        return rc;
+    memset_job *job = malloc(sizeof *job);
+    if (job == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *job = (memset_job){.dst = xpdrv_view(&d, dst), .pitch = stride, .width_elems = width,
+                        .height = height, .value = value, .elem = elem};
+    const xpsim_config *cfg = xpsim_config_get();
+    xpsim_work w = {.run = run_memset, .release = free, .ctx = job,
+                    .duration_ns = cfg->latency_ns + transfer_ns((uint64_t)row * height, cfg->device_bps),
+                    .lane = XPSIM_LANE_NONE, .fault = CUDA_SUCCESS, .what = api};
+    uint64_t ticket = xpsim_stream_enqueue(stream, &w);
+    xpsim_debug("%s %zu x %zu x %u bytes stream %p", api, width, height, elem, (void *)stream);
+    if (!async && d.kind != XPDRV_MEM_DEVICE) {
+        xpsim_stream_wait_ticket(stream, ticket);
+        return xpsim_device_sticky_error(xpsim_stream_device(stream));
+    }
+    return CUDA_SUCCESS;
+}
+
+XPDRV_TWINS(cuMemsetD8_v2, cuMemsetD8_v2_ptds, (CUdeviceptr d, unsigned char v, size_t n),
+            do_memset(d, 0, v, 1, n, 1, false, NULL, ptds, "cuMemsetD8_v2"))
+XPDRV_TWINS(cuMemsetD16_v2, cuMemsetD16_v2_ptds, (CUdeviceptr d, unsigned short v, size_t n),
+            do_memset(d, 0, v, 2, n, 1, false, NULL, ptds, "cuMemsetD16_v2"))
+XPDRV_TWINS(cuMemsetD32_v2, cuMemsetD32_v2_ptds, (CUdeviceptr d, unsigned int v, size_t n),
+            do_memset(d, 0, v, 4, n, 1, false, NULL, ptds, "cuMemsetD32_v2"))
+XPDRV_TWINS(cuMemsetD8Async, cuMemsetD8Async_ptsz,
+            (CUdeviceptr d, unsigned char v, size_t n, CUstream h),
+            do_memset(d, 0, v, 1, n, 1, true, h, ptds, "cuMemsetD8Async"))
+XPDRV_TWINS(cuMemsetD16Async, cuMemsetD16Async_ptsz,
+            (CUdeviceptr d, unsigned short v, size_t n, CUstream h),
+            do_memset(d, 0, v, 2, n, 1, true, h, ptds, "cuMemsetD16Async"))
+XPDRV_TWINS(cuMemsetD32Async, cuMemsetD32Async_ptsz,
+            (CUdeviceptr d, unsigned int v, size_t n, CUstream h),
+            do_memset(d, 0, v, 4, n, 1, true, h, ptds, "cuMemsetD32Async"))
+XPDRV_TWINS(cuMemsetD2D8_v2, cuMemsetD2D8_v2_ptds,
+            (CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t hgt),
+            do_memset(d, pitch, v, 1, w, hgt, false, NULL, ptds, "cuMemsetD2D8_v2"))
+XPDRV_TWINS(cuMemsetD2D16_v2, cuMemsetD2D16_v2_ptds,
+            (CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t hgt),
+            do_memset(d, pitch, v, 2, w, hgt, false, NULL, ptds, "cuMemsetD2D16_v2"))
+XPDRV_TWINS(cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds,
+            (CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t hgt),
+            do_memset(d, pitch, v, 4, w, hgt, false, NULL, ptds, "cuMemsetD2D32_v2"))
+XPDRV_TWINS(cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz,
+            (CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t hgt, CUstream h),
+            do_memset(d, pitch, v, 1, w, hgt, true, h, ptds, "cuMemsetD2D8Async"))
+XPDRV_TWINS(cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz,
+            (CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t hgt, CUstream h),
+            do_memset(d, pitch, v, 2, w, hgt, true, h, ptds, "cuMemsetD2D16Async"))
+XPDRV_TWINS(cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz,
+            (CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t hgt, CUstream h),
+            do_memset(d, pitch, v, 4, w, hgt, true, h, ptds, "cuMemsetD2D32Async"))

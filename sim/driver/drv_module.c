@@ -1,0 +1,135 @@
+/* drv_module.c: modules, functions and kernel launches (kernels do not run:
+ * a launch is timed, ordered and counted work on its stream). */
+#include "xpsim_driver.h"
+#include "xpsim_stream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MODULE_MAGIC 0x58504d4fu   /* "XPMO" */
+#define FUNCTION_MAGIC 0x58504655u /* "XPFU" */
+
+/* The simulator cannot run device code, so a module is only a handle: any
+ * image loads, and any name resolves to a function that launches as a no-op. */
+struct CUmod_st {
+    unsigned int magic;
+    const void *image;
+};
+
+struct CUfunc_st {
+    unsigned int magic;
+    struct CUmod_st *module;
+    char name[];
+};
+
+XPSIM_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    if (module == NULL || image == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->magic = MODULE_MAGIC;
+    m->image = image;
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+XPSIM_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                      CUjit_option *options, void **optionValues)
+{
+    return cuModuleLoadData(module, image);
+}
+
+XPSIM_API CUresult cuModuleUnload(CUmodule hmod)
+{
+    if (hmod == NULL || hmod->magic != MODULE_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* Functions obtained from the module keep pointing at it; real CUDA makes
+     * them invalid, so leaking the module record is the safe mirror. */
+    hmod->magic = 0;
+    return CUDA_SUCCESS;
+}
+
+XPSIM_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    if (hfunc == NULL || name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hmod == NULL || hmod->magic != MODULE_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    size_t n = strlen(name);
+    struct CUfunc_st *f = malloc(sizeof *f + n + 1);
+    if (f == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    f->magic = FUNCTION_MAGIC;
+    f->module = hmod;
+    memcpy(f->name, name, n + 1);
+    *hfunc = f;
+    return CUDA_SUCCESS;
+}
+
+XPSIM_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    if (pi == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hfunc == NULL || hfunc->magic != FUNCTION_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+    default: *pi = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                              unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
+                              CUstream h, bool ptds)
+{
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (f == NULL || f->magic != FUNCTION_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gy > 65535 || gz > 65535 ||
+        bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || shmem > 232448)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstream s;
+    if ((rc = xpsim_stream_resolve(h, ptds, dev, &s)) != CUDA_SUCCESS)
+        return rc;
+    const xpsim_config *cfg = xpsim_config_get();
+    uint64_t n = xpdrv_next_launch_number();
+    /* An injected fault surfaces the way a bad kernel's does: the launch
+     * succeeds and the error appears at the next synchronization. */
+    xpsim_work w = {.run = NULL, .release = NULL, .ctx = NULL, .duration_ns = cfg->kernel_ns,
+                    .lane = XPSIM_LANE_NONE,
+                    .fault = n == cfg->fault_launch ? (CUresult)cfg->fault_error : CUDA_SUCCESS,
+                    .what = "kernel"};
+    xpsim_device_count_kernel(xpsim_stream_device(s));
+    xpsim_stream_enqueue(s, &w);
+    xpsim_debug("cuLaunchKernel #%llu %s <<<(%u,%u,%u),(%u,%u,%u)>>> stream %p%s",
+                (unsigned long long)n, f->name, gx, gy, gz, bx, by, bz, (void *)s,
+                w.fault ? " (faults)" : "");
+    return CUDA_SUCCESS;
+}
+
+XPDRV_TWINS(cuLaunchKernel, cuLaunchKernel_ptsz,
+            (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+             unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra),
+            launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                          sharedMemBytes, hStream, ptds))
+
+XPSIM_API unsigned long long xpsimKernelLaunchCount(int device)
+{
+    if (device < 0 || device >= xpdrv_device_count())
+        return 0;
+    return xpsim_device_kernel_count(device);
+}

@@ -1,0 +1,187 @@
+/* drv_procaddress.c: cuGetProcAddress, resolving a base name, a CUDA version
+ * and the per-thread-default-stream flag to one exported variant. */
+#include "xpsim_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_DRIVER_VERSION 13000
+
+/* Every entry point this library exports (implemented or stub), generated
+ * into cuda_stubs.c in strcmp order. */
+typedef struct xpsim_export {
+    const char *name;
+    void *fn;
+} xpsim_export;
+extern const xpsim_export xpdrv_exports[];
+extern const unsigned xpdrv_exports_count;
+
+/* The versioned variants the simulator implements, with the CUDA version
+ * that introduced each ABI (what cudaVersion must reach to get it).  A base
+ * name absent here resolves to its highest _vN export (a stub, mostly). */
+typedef struct variant {
+    const char *base;
+    const char *symbol;
+    int version;
+} variant;
+
+static const variant variants[] = {
+    {"cuDeviceTotalMem", "cuDeviceTotalMem_v2", 3020},
+    {"cuDeviceGetUuid", "cuDeviceGetUuid_v2", 11040},
+    {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000},
+    {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", 11000},
+    {"cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags_v2", 11000},
+    {"cuCtxPushCurrent", "cuCtxPushCurrent_v2", 4000},
+    {"cuCtxPopCurrent", "cuCtxPopCurrent_v2", 4000},
+    {"cuMemAlloc", "cuMemAlloc_v2", 3020},
+    {"cuMemAllocPitch", "cuMemAllocPitch_v2", 3020},
+    {"cuMemFree", "cuMemFree_v2", 3020},
+    {"cuMemGetInfo", "cuMemGetInfo_v2", 3020},
+    {"cuMemGetAddressRange", "cuMemGetAddressRange_v2", 3020},
+    {"cuMemAllocHost", "cuMemAllocHost_v2", 3020},
+    {"cuMemHostRegister", "cuMemHostRegister_v2", 6050},
+    {"cuMemHostGetDevicePointer", "cuMemHostGetDevicePointer_v2", 3020},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", 3020},
+    {"cuMemcpyDtoH", "cuMemcpyDtoH_v2", 3020},
+    {"cuMemcpyDtoD", "cuMemcpyDtoD_v2", 3020},
+    {"cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020},
+    {"cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020},
+    {"cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2", 3020},
+    {"cuMemcpy2D", "cuMemcpy2D_v2", 3020},
+    {"cuMemcpy2DUnaligned", "cuMemcpy2DUnaligned_v2", 3020},
+    {"cuMemcpy2DAsync", "cuMemcpy2DAsync_v2", 3020},
+    {"cuMemsetD8", "cuMemsetD8_v2", 3020},
+    {"cuMemsetD16", "cuMemsetD16_v2", 3020},
+    {"cuMemsetD32", "cuMemsetD32_v2", 3020},
+    {"cuMemsetD2D8", "cuMemsetD2D8_v2", 3020},
+    {"cuMemsetD2D16", "cuMemsetD2D16_v2", 3020},
+    {"cuMemsetD2D32", "cuMemsetD2D32_v2", 3020},
+    {"cuStreamDestroy", "cuStreamDestroy_v2", 4000},
+    {"cuEventDestroy", "cuEventDestroy_v2", 4000},
+    {"cuEventElapsedTime", "cuEventElapsedTime_v2", 12080},
+    {"cuEventElapsedTime", "cuEventElapsedTime", 2000},
+    {"cuGetProcAddress", "cuGetProcAddress_v2", 12000},
+    {"cuGetProcAddress", "cuGetProcAddress", 11030},
+};
+
+/* Per-thread default stream variants exist from CUDA 7.0. */
+#define PTDS_VERSION 7000
+
+static void *export_address(const char *name)
+{
+    size_t lo = 0, hi = xpdrv_exports_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(xpdrv_exports[mid].name, name);
+        if (c == 0)
+            return xpdrv_exports[mid].fn;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* The _ptds (synchronous APIs) or _ptsz (stream APIs) twin of symbol. */
+static void *ptds_twin(const char *symbol, char *buf, size_t len)
+{
+    static const char *const suffixes[] = {"_ptds", "_ptsz"};
+    for (size_t i = 0; i < 2; i++) {
+        if ((size_t)snprintf(buf, len, "%s%s", symbol, suffixes[i]) >= len)
+            return NULL;
+        void *fn = export_address(buf);
+        if (fn)
+            return fn;
+    }
+    return NULL;
+}
+
+/* Highest-numbered _vN export of base when the table above says nothing. */
+static const char *latest_export(const char *base, char *buf, size_t len)
+{
+    const char *best = export_address(base) ? base : NULL;
+    size_t n = strlen(base);
+    int best_v = 1;
+    for (unsigned i = 0; i < xpdrv_exports_count; i++) {
+        const char *name = xpdrv_exports[i].name;
+        if (strncmp(name, base, n) != 0 || strncmp(name + n, "_v", 2) != 0)
+            continue;
+        char *end;
+        long v = strtol(name + n + 2, &end, 10);
+        if (*end == '\0' && v > best_v) {
+            best_v = (int)v;
+            snprintf(buf, len, "%s", name);
+            best = buf;
+        }
+    }
+    return best;
+}
+
+static CUresult get_proc_address(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                 CUdriverProcAddressQueryResult *status)
+{
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (symbol == NULL || pfn == NULL || cudaVersion > SIM_DRIVER_VERSION ||
+        (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+
+    /* Base names only: "cuMemAlloc", never "cuMemAlloc_v2". */
+    const char *chosen = NULL;
+    bool listed = false;
+    int best_version = -1;
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
+        if (strcmp(variants[i].base, symbol) != 0)
+            continue;
+        listed = true;
+        if (variants[i].version <= cudaVersion && variants[i].version > best_version) {
+            best_version = variants[i].version;
+            chosen = variants[i].symbol;
+        }
+    }
+    char buf[128];
+    if (listed && chosen == NULL) {
+        st = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    } else {
+        if (!listed)
+            chosen = latest_export(symbol, buf, sizeof buf);
+        void *fn = chosen ? export_address(chosen) : NULL;
+        if (fn != NULL) {
+            char twin[160];
+            void *pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+                               cudaVersion >= PTDS_VERSION
+                           ? ptds_twin(chosen, twin, sizeof twin)
+                           : NULL;
+            *pfn = pt ? pt : fn;
+            st = CU_GET_PROC_ADDRESS_SUCCESS;
+            xpsim_debug("cuGetProcAddress_v2(%s, %d, %#llx) -> %s", symbol, cudaVersion,
+                        (unsigned long long)flags, pt ? twin : chosen);
+        }
+    }
+    if (st != CU_GET_PROC_ADDRESS_SUCCESS)
+        xpsim_debug("cuGetProcAddress_v2(%s, %d, %#llx) -> %s", symbol, cudaVersion,
+                    (unsigned long long)flags,
+                    st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "version not sufficient"
+                                                                     : "not found");
+    if (status)
+        *status = st;
+    /* Not finding a symbol is a successful search (the docs: pfn is NULL). */
+    return CUDA_SUCCESS;
+}
+
+XPSIM_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                       cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+    return get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+/* The CUDA 11.3 form, without the status. */
+#undef cuGetProcAddress
+XPSIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+XPSIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    return get_proc_address(symbol, pfn, cudaVersion, flags, NULL);
+}

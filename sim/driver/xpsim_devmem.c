@@ -1,0 +1,215 @@
+/* xpsim_devmem.c: device address ranges and the first-fit allocator. */
+#include "xpsim_devmem.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Device ranges start on a 2 MiB boundary, like the driver's VA reservations,
+ * so that pointer arithmetic in programs meets the same alignment. */
+#define RANGE_ALIGN (2u << 20)
+
+static void *reserve(uint64_t bytes, int prot)
+{
+    void *p = mmap(NULL, bytes, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
+{
+    memset(dm, 0, sizeof *dm);
+    dm->device = device;
+    dm->capacity = (capacity + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
+    /* The device view is never accessible from the host: a program that
+     * dereferences a device pointer crashes, as it does on a real GPU.  Over-
+     * reserve to align the base, then give back the slack. */
+    unsigned char *raw = reserve(dm->capacity + RANGE_ALIGN, PROT_NONE);
+    if (raw == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t base = ((uint64_t)(uintptr_t)raw + RANGE_ALIGN - 1) & ~(uint64_t)(RANGE_ALIGN - 1);
+    if (base > (uint64_t)(uintptr_t)raw)
+        munmap(raw, base - (uint64_t)(uintptr_t)raw);
+    uint64_t tail = (uint64_t)(uintptr_t)raw + dm->capacity + RANGE_ALIGN - (base + dm->capacity);
+    if (tail > 0)
+        munmap((void *)(uintptr_t)(base + dm->capacity), tail);
+    dm->base = base;
+    dm->shadow = reserve(dm->capacity, PROT_READ | PROT_WRITE);
+    if (dm->shadow == NULL) {
+        munmap((void *)(uintptr_t)dm->base, dm->capacity);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    dm->cap = 64;
+    dm->blocks = calloc(dm->cap, sizeof *dm->blocks);
+    if (dm->blocks == NULL) {
+        munmap(dm->shadow, dm->capacity);
+        munmap((void *)(uintptr_t)dm->base, dm->capacity);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    dm->blocks[0] = (xpsim_block){.offset = 0, .size = dm->capacity, .kind = XPSIM_BLOCK_FREE};
+    dm->count = 1;
+    pthread_rwlock_init(&dm->lock, NULL);
+    return CUDA_SUCCESS;
+}
+
+void xpsim_devmem_fini(xpsim_devmem *dm)
+{
+    if (dm->blocks == NULL)
+        return;
+    munmap(dm->shadow, dm->capacity);
+    munmap((void *)(uintptr_t)dm->base, dm->capacity);
+    free(dm->blocks);
+    pthread_rwlock_destroy(&dm->lock);
+    memset(dm, 0, sizeof *dm);
+}
+
+/* Index of the block containing offset (blocks tile the range). */
+static size_t find_block(const xpsim_devmem *dm, uint64_t offset)
+{
+    size_t lo = 0, hi = dm->count;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dm->blocks[mid].offset <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool insert_at(xpsim_devmem *dm, size_t index, xpsim_block b)
+{
+    if (dm->count == dm->cap) {
+        size_t ncap = dm->cap * 2;
+        xpsim_block *nb = realloc(dm->blocks, ncap * sizeof *nb);
+        if (nb == NULL)
+            return false;
+        dm->blocks = nb;
+        dm->cap = ncap;
+    }
+    memmove(&dm->blocks[index + 1], &dm->blocks[index], (dm->count - index) * sizeof *dm->blocks);
+    dm->blocks[index] = b;
+    dm->count++;
+    return true;
+}
+
+static void remove_at(xpsim_devmem *dm, size_t index)
+{
+    memmove(&dm->blocks[index], &dm->blocks[index + 1], (dm->count - index - 1) * sizeof *dm->blocks);
+    dm->count--;
+}
+
+CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
+                            CUdeviceptr *out_ptr)
+{
+    if (bytes == 0 || bytes > dm->capacity)
+        return bytes == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t need = (bytes + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
+    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_rwlock_wrlock(&dm->lock);
+    for (size_t i = 0; i < dm->count; i++) {
+        xpsim_block *b = &dm->blocks[i];
+        if (b->kind != XPSIM_BLOCK_FREE || b->size < need)
+            continue;
+        if (b->size > need) {
+            xpsim_block rest = {.offset = b->offset + need, .size = b->size - need,
+                                .kind = XPSIM_BLOCK_FREE};
+            if (!insert_at(dm, i + 1, rest))
+                break;
+            b = &dm->blocks[i];   /* insert_at may have moved the array */
+            b->size = need;
+        }
+        b->kind = kind;
+        b->requested = bytes;
+        dm->used += need;
+        *out_ptr = (CUdeviceptr)(dm->base + b->offset);
+        rc = CUDA_SUCCESS;
+        break;
+    }
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
+/* Marks block i free and merges it with free neighbours; lock held. */
+static void release_block(xpsim_devmem *dm, size_t i)
+{
+    xpsim_block *b = &dm->blocks[i];
+    dm->used -= b->size;
+    b->kind = XPSIM_BLOCK_FREE;
+    b->requested = 0;
+    /* Give the pages back: freed device memory has no contents to keep, and
+     * long runs that churn allocations must not grow the simulator's RSS. */
+    uint64_t page = 4096;
+    uint64_t start = (b->offset + page - 1) & ~(page - 1);
+    uint64_t end = (b->offset + b->size) & ~(page - 1);
+    if (end > start)
+        madvise(dm->shadow + start, end - start, MADV_DONTNEED);
+    if (i + 1 < dm->count && dm->blocks[i + 1].kind == XPSIM_BLOCK_FREE) {
+        b->size += dm->blocks[i + 1].size;
+        remove_at(dm, i + 1);
+    }
+    if (i > 0 && dm->blocks[i - 1].kind == XPSIM_BLOCK_FREE) {
+        dm->blocks[i - 1].size += dm->blocks[i].size;
+        remove_at(dm, i);
+    }
+}
+
+CUresult xpsim_devmem_free(xpsim_devmem *dm, CUdeviceptr ptr)
+{
+    if (!xpsim_devmem_in_range(dm, ptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&dm->lock);
+    size_t i = find_block(dm, ptr - dm->base);
+    if (dm->blocks[i].offset == ptr - dm->base && dm->blocks[i].kind == XPSIM_BLOCK_ALLOC) {
+        release_block(dm, i);
+        rc = CUDA_SUCCESS;
+    }
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
+void xpsim_devmem_free_all(xpsim_devmem *dm)
+{
+    pthread_rwlock_wrlock(&dm->lock);
+    madvise(dm->shadow, dm->capacity, MADV_DONTNEED);
+    dm->blocks[0] = (xpsim_block){.offset = 0, .size = dm->capacity, .kind = XPSIM_BLOCK_FREE};
+    dm->count = 1;
+    dm->used = 0;
+    pthread_rwlock_unlock(&dm->lock);
+}
+
+bool xpsim_devmem_lookup(xpsim_devmem *dm, uint64_t addr, xpsim_block *out_block)
+{
+    if (!xpsim_devmem_in_range(dm, addr))
+        return false;
+    bool found = false;
+    pthread_rwlock_rdlock(&dm->lock);
+    size_t i = find_block(dm, addr - dm->base);
+    const xpsim_block *b = &dm->blocks[i];
+    /* An address in a block's alignment padding is outside what was asked for. */
+    if (b->kind != XPSIM_BLOCK_FREE && addr - dm->base < b->offset + b->requested) {
+        *out_block = *b;
+        found = true;
+    }
+    pthread_rwlock_unlock(&dm->lock);
+    return found;
+}
+
+void xpsim_devmem_info(xpsim_devmem *dm, uint64_t *out_free, uint64_t *out_total)
+{
+    pthread_rwlock_rdlock(&dm->lock);
+    *out_free = dm->capacity - dm->used;
+    *out_total = dm->capacity;
+    pthread_rwlock_unlock(&dm->lock);
+}
+
+uint64_t xpsim_devmem_largest_free(xpsim_devmem *dm)
+{
+    uint64_t best = 0;
+    pthread_rwlock_rdlock(&dm->lock);
+    for (size_t i = 0; i < dm->count; i++)
+        if (dm->blocks[i].kind == XPSIM_BLOCK_FREE && dm->blocks[i].size > best)
+            best = dm->blocks[i].size;
+    pthread_rwlock_unlock(&dm->lock);
+    return best;
+}

@@ -1,0 +1,90 @@
+/* xpsim_driver.h: state shared by the simulated driver's entry points:
+ * devices, contexts, initialization, and what an address points at. */
+#ifndef XPSIM_DRIVER_H
+#define XPSIM_DRIVER_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xpsim_config.h"
+#include "xpsim_devmem.h"
+#include "xpsim_hostmem.h"
+#include "xpsim_log.h"
+
+/* Exported entry points: everything else is hidden (-fvisibility=hidden). */
+#define XPSIM_API __attribute__((visibility("default")))
+
+/* The driver has one (primary) context per device; CUcontext handles point
+ * at these. */
+struct CUctx_st {
+    int device;
+};
+
+typedef struct xpsim_device {
+    int ordinal;
+    xpsim_devmem mem;
+    struct CUctx_st primary;
+    int primary_refs;          /* cuDevicePrimaryCtxRetain count, under xpdrv_lock */
+    unsigned int primary_flags;
+} xpsim_device;
+
+/* Defines an entry point and its per-thread-default-stream twin (_ptds or
+ * _ptsz): the same body, with `ptds` false or true. */
+#define XPDRV_TWINS(name, twin, params, call)                                  \
+    XPSIM_API CUresult name params;                                            \
+    XPSIM_API CUresult twin params;                                            \
+    XPSIM_API CUresult name params { const bool ptds = false; return call; }   \
+    XPSIM_API CUresult twin params { const bool ptds = true; return call; }
+
+/* Number of devices, valid after cuInit succeeded. */
+int xpdrv_device_count(void);
+xpsim_device *xpdrv_device(int ordinal);
+
+/* CUDA_SUCCESS after a successful cuInit in this process (a child forked
+ * after initialization gets CUDA_ERROR_NOT_INITIALIZED, as with real CUDA). */
+CUresult xpdrv_check_init(void);
+
+/* The calling thread's current context's device: CUDA_ERROR_NOT_INITIALIZED,
+ * CUDA_ERROR_INVALID_CONTEXT when no context is current, or the device's
+ * sticky error.  Every call that acts on a context starts with this. */
+CUresult xpdrv_enter(int *out_device);
+
+/* Valid CUdevice ordinal?  (after init) */
+CUresult xpdrv_check_device(CUdevice dev);
+
+/* What an address is, from the driver's tables. */
+typedef enum xpdrv_mem_kind {
+    XPDRV_MEM_PAGEABLE = 0,   /* host memory the driver does not know */
+    XPDRV_MEM_PINNED,         /* page-locked: allocated or registered */
+    XPDRV_MEM_MANAGED,
+    XPDRV_MEM_DEVICE,
+    XPDRV_MEM_DEVICE_HOLE,    /* inside a device range but no live allocation */
+} xpdrv_mem_kind;
+
+typedef struct xpdrv_ptr {
+    xpdrv_mem_kind kind;
+    int device;               /* DEVICE, DEVICE_HOLE, MANAGED; -1 otherwise */
+    uint64_t base, size;      /* the allocation or range (0,0 for pageable) */
+    xpsim_host_kind host_kind;/* PINNED and MANAGED */
+    unsigned int flags;
+} xpdrv_ptr;
+
+void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
+
+/* Host-accessible address of the byte at addr (shadow for device memory). */
+void *xpdrv_view(const xpdrv_ptr *info, uint64_t addr);
+
+/* Private entry points (not CUDA's), reachable through cuGetProcAddress:
+ * storage for a module's variables, for the simulated runtime; and the
+ * number of kernel launches a device has seen, for tests. */
+XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes);
+XPSIM_API unsigned long long xpsimKernelLaunchCount(int device);
+
+/* Called by the generated weak stubs of unimplemented entry points. */
+int xpdrv_unsupported(const char *name);
+
+/* Used by drv_module.c for XFERPROF_SIM_FAULT. */
+uint64_t xpdrv_next_launch_number(void);
+
+#endif

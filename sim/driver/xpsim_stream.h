@@ -1,0 +1,129 @@
+/* xpsim_stream.h: the simulated device's execution engine: streams that run
+ * their work asynchronously on worker threads, events, and the cross-stream
+ * ordering rules of CUDA's legacy default stream.
+ *
+ * Everything here is in CUDA driver terms (CUstream, CUevent, CUresult); the
+ * exported cu* functions in drv_stream.c validate arguments and call in. */
+#ifndef XPSIM_STREAM_H
+#define XPSIM_STREAM_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Copy engines.  Work on the same lane of one device runs one item at a time
+ * across all streams (a GPU has one engine per direction), so two concurrent
+ * host-to-device copies take twice as long as one; other work runs as soon
+ * as its stream reaches it. */
+typedef enum xpsim_lane {
+    XPSIM_LANE_NONE = 0,
+    XPSIM_LANE_H2D,
+    XPSIM_LANE_D2H,
+    XPSIM_LANE_COUNT
+} xpsim_lane;
+
+/* One unit of device work.  The engine copies the struct; ctx stays owned by
+ * the caller's release function. */
+typedef struct xpsim_work {
+    /* Moves the bytes.  Called on the stream's worker thread once the work
+     * has waited its modeled duration, i.e. at its completion time, so the
+     * host cannot see the result before a synchronize would have returned. */
+    void (*run)(void *ctx);
+    /* Frees ctx once the work is complete (also when run was skipped because
+     * the device is in a sticky error state).  May be NULL. */
+    void (*release)(void *ctx);
+    void *ctx;
+    uint64_t duration_ns;   /* modeled device time */
+    xpsim_lane lane;
+    /* Not CUDA_SUCCESS: executing this work corrupts the device's context
+     * with this sticky error (an injected kernel fault). */
+    CUresult fault;
+    const char *what;       /* a static name for the debug log ("memcpyHtoD") */
+} xpsim_work;
+
+/* Called once from cuInit, before any other function here. */
+void xpsim_streams_init(int device_count);
+
+/* Creates a stream on device.  flags: CU_STREAM_DEFAULT (synchronizes with the
+ * legacy default stream) or CU_STREAM_NON_BLOCKING.  Returns NULL only when
+ * out of memory or threads. */
+CUstream xpsim_stream_create(int device, unsigned int flags, int priority);
+
+/* Work already enqueued still completes; the handle is invalid at once.
+ * CUDA_ERROR_INVALID_HANDLE for a handle that is not a live created stream
+ * (including the default streams, which cannot be destroyed). */
+CUresult xpsim_stream_destroy(CUstream stream);
+
+/* Turns an API stream handle into an engine stream.
+ *   NULL (0)             -> device's legacy default stream, or the calling
+ *                           thread's per-thread default stream when
+ *                           per_thread_default (the _ptds/_ptsz variants)
+ *   CU_STREAM_LEGACY     -> legacy default stream of device
+ *   CU_STREAM_PER_THREAD -> calling thread's per-thread stream for device
+ *   anything else        -> itself, if it is a live created stream
+ * CUDA_ERROR_INVALID_HANDLE otherwise.  *out is set on success only. */
+CUresult xpsim_stream_resolve(CUstream handle, bool per_thread_default, int device,
+                              CUstream *out);
+
+int xpsim_stream_device(CUstream stream);
+unsigned int xpsim_stream_flags(CUstream stream);
+int xpsim_stream_priority(CUstream stream);
+bool xpsim_stream_is_default(CUstream stream);  /* legacy or per-thread */
+
+/* Queues work.  Ordering: after all earlier work of the stream; if the
+ * stream is the legacy default stream, also after all earlier work of every
+ * blocking (non-CU_STREAM_NON_BLOCKING) stream of the device, per-thread
+ * default streams included; if it is a blocking stream, also after all
+ * earlier work of the legacy default stream.  Returns a ticket for
+ * xpsim_stream_wait_ticket. */
+uint64_t xpsim_stream_enqueue(CUstream stream, const xpsim_work *work);
+
+/* Blocks the host until the work with this ticket has completed. */
+void xpsim_stream_wait_ticket(CUstream stream, uint64_t ticket);
+
+/* Blocks until all work enqueued so far has completed.  Returns the device's
+ * sticky error, or CUDA_SUCCESS. */
+CUresult xpsim_stream_synchronize(CUstream stream);
+
+/* CUDA_SUCCESS when all enqueued work has completed, CUDA_ERROR_NOT_READY
+ * otherwise (the sticky error, if any, takes precedence). */
+CUresult xpsim_stream_query(CUstream stream);
+
+/* Waits for all streams of the device.  Returns the sticky error, if any. */
+CUresult xpsim_device_synchronize(int device);
+
+/* The device's sticky error (CUDA_SUCCESS while healthy). */
+CUresult xpsim_device_sticky_error(int device);
+
+/* Waits for all work of the device, then clears its sticky error
+ * (cuDevicePrimaryCtxReset / cudaDeviceReset). */
+void xpsim_device_reset(int device);
+
+/* Events.  flags: CU_EVENT_DEFAULT, CU_EVENT_BLOCKING_SYNC,
+ * CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS. */
+CUevent xpsim_event_create(unsigned int flags);
+CUresult xpsim_event_destroy(CUevent event);   /* INVALID_HANDLE if unknown */
+bool xpsim_event_valid(CUevent event);
+
+/* Captures the stream's work so far: the event completes when that work has.
+ * Its timestamp is the modeled time the device reached it. */
+CUresult xpsim_event_record(CUevent event, CUstream stream);
+
+/* CUDA_SUCCESS if complete or never recorded, CUDA_ERROR_NOT_READY if not. */
+CUresult xpsim_event_query(CUevent event);
+CUresult xpsim_event_synchronize(CUevent event);
+
+/* Milliseconds between two completed events.  CUDA_ERROR_INVALID_HANDLE if
+ * either was created with CU_EVENT_DISABLE_TIMING or never recorded,
+ * CUDA_ERROR_NOT_READY if either has not completed. */
+CUresult xpsim_event_elapsed(float *out_ms, CUevent start, CUevent end);
+
+/* Later work of stream waits until the event's captured work has completed
+ * (a no-op for a never-recorded event). */
+CUresult xpsim_stream_wait_event(CUstream stream, CUevent event);
+
+/* Kernel launches executed so far on the device (for tests and XFERPROF_SIM_DEBUG). */
+uint64_t xpsim_device_kernel_count(int device);
+void xpsim_device_count_kernel(int device);
+
+#endif
