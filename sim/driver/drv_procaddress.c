@@ -12,7 +12,8 @@
  * into cuda_stubs.c in strcmp order. */
 typedef struct xpsim_export {
     const char *name;
-    void *fn;
+    void *fn;                 /* what the name resolves to in this library */
+    void *stub;               /* its not-supported stand-in (NULL if none) */
 } xpsim_export;
 extern const xpsim_export xpdrv_exports[];
 extern const unsigned xpdrv_exports_count;
@@ -68,20 +69,31 @@ static const variant variants[] = {
 /* Per-thread default stream variants exist from CUDA 7.0. */
 #define PTDS_VERSION 7000
 
-static void *export_address(const char *name)
+static const xpsim_export *find_export(const char *name)
 {
     size_t lo = 0, hi = xpdrv_exports_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(xpdrv_exports[mid].name, name);
         if (c == 0)
-            return xpdrv_exports[mid].fn;
+            return &xpdrv_exports[mid];
         if (c < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     return NULL;
+}
+
+static void *export_address(const char *name)
+{
+    const xpsim_export *e = find_export(name);
+    return e ? e->fn : NULL;
+}
+
+static bool implemented(const xpsim_export *e)
+{
+    return e->fn != e->stub;
 }
 
 /* The _ptds (synchronous APIs) or _ptsz (stream APIs) twin of symbol. */
@@ -98,21 +110,28 @@ static void *ptds_twin(const char *symbol, char *buf, size_t len)
     return NULL;
 }
 
-/* Highest-numbered _vN export of base when the table above says nothing. */
+/* The variant of base to hand out when the table above says nothing: the
+ * highest-numbered _vN the simulator implements, else the highest stub. */
 static const char *latest_export(const char *base, char *buf, size_t len)
 {
-    const char *best = export_address(base) ? base : NULL;
-    size_t n = strlen(base);
+    const xpsim_export *plain = find_export(base);
+    const char *best = plain ? base : NULL;
     int best_v = 1;
+    bool best_real = plain && implemented(plain);
+    size_t n = strlen(base);
     for (unsigned i = 0; i < xpdrv_exports_count; i++) {
-        const char *name = xpdrv_exports[i].name;
-        if (strncmp(name, base, n) != 0 || strncmp(name + n, "_v", 2) != 0)
+        const xpsim_export *e = &xpdrv_exports[i];
+        if (strncmp(e->name, base, n) != 0 || strncmp(e->name + n, "_v", 2) != 0)
             continue;
         char *end;
-        long v = strtol(name + n + 2, &end, 10);
-        if (*end == '\0' && v > best_v) {
+        long v = strtol(e->name + n + 2, &end, 10);
+        if (*end != '\0')
+            continue;
+        bool real = implemented(e);
+        if ((real && !best_real) || (real == best_real && v > best_v)) {
             best_v = (int)v;
-            snprintf(buf, len, "%s", name);
+            best_real = real;
+            snprintf(buf, len, "%s", e->name);
             best = buf;
         }
     }

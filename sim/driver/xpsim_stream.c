@@ -443,7 +443,9 @@ static void item_execute(CUstream s, xpsim_item *it)
      * here runs at a few GB/s, slower than the modeled link), and doing it
      * inside the window keeps durations what the model says wherever the
      * host can keep up.  A program can see the bytes land before the work
-     * completes, as it can with a real DMA in flight. */
+     * completes, as it can with a real DMA in flight.  The window may begin
+     * later than now (its lane is busy until then): no bytes move before. */
+    xpsim_sleep_until(start);
     bool skipped = true;
     if (atomic_load(&d->sticky) == CUDA_SUCCESS) {
         skipped = false;
@@ -903,8 +905,14 @@ CUresult xpsim_event_query(CUevent event)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!rec)
         return CUDA_SUCCESS;
+    /* The sticky error of the recording stream's device takes precedence, as
+     * with cuEventQuery.  Read after the completion check: a fault raised by
+     * work before the event happened before its completion was published. */
     bool done = stream_ticket_done(rec->stream, rec->ticket);
+    CUresult sticky = (CUresult)atomic_load(&g_dev[rec->stream->device].sticky);
     rec_unref(rec);
+    if (sticky != CUDA_SUCCESS)
+        return sticky;
     return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 

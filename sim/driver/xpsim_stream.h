@@ -25,9 +25,14 @@ typedef enum xpsim_lane {
 /* One unit of device work.  The engine copies the struct; ctx stays owned by
  * the caller's release function. */
 typedef struct xpsim_work {
-    /* Moves the bytes.  Called on the stream's worker thread once the work
-     * has waited its modeled duration, i.e. at its completion time, so the
-     * host cannot see the result before a synchronize would have returned. */
+    /* Moves the bytes.  Called on the stream's worker thread at the start of
+     * the work's modeled window, once its dependencies are met (earlier work
+     * of its stream, legacy-stream ordering, stream waits on events) and its
+     * lane is free; the worker then sleeps out the rest of the window.  So a
+     * host that reads the destination before synchronizing may already see
+     * the bytes, as with a real DMA in flight.  Completion (query,
+     * synchronize, events, tickets) is still published only at the modeled
+     * end, and never before run has returned. */
     void (*run)(void *ctx);
     /* Frees ctx once the work is complete (also when run was skipped because
      * the device is in a sticky error state).  May be NULL. */
@@ -109,7 +114,9 @@ bool xpsim_event_valid(CUevent event);
  * Its timestamp is the modeled time the device reached it. */
 CUresult xpsim_event_record(CUevent event, CUstream stream);
 
-/* CUDA_SUCCESS if complete or never recorded, CUDA_ERROR_NOT_READY if not. */
+/* CUDA_SUCCESS if complete or never recorded, CUDA_ERROR_NOT_READY if not.
+ * For a recorded event, the sticky error of the device of the stream it was
+ * recorded on, if any, takes precedence (whether or not it has completed). */
 CUresult xpsim_event_query(CUevent event);
 CUresult xpsim_event_synchronize(CUevent event);
 
