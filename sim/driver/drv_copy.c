@@ -223,8 +223,22 @@ XPDRV_TWINS(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
             do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, true, h, ptds,
                     "cuMemcpyDtoDAsync_v2"))
 
+/* Makes `waiter` wait for all work enqueued so far on `target`. */
+static void stream_waits_for(CUstream waiter, CUstream target)
+{
+    CUevent e = xpsim_event_create(CU_EVENT_DISABLE_TIMING);
+    if (e == NULL)
+        return;
+    if (xpsim_event_record(e, target) == CUDA_SUCCESS)
+        xpsim_stream_wait_event(waiter, e);
+    xpsim_event_destroy(e);
+}
+
 /* Peer copies name the contexts; with unified addressing the pointers alone
- * identify the devices, so the contexts are only validated. */
+ * identify the devices, so the contexts are only validated.  The synchronous
+ * form is "serialized with respect to all pending and future asynchronous
+ * work in the current device, srcDevice, and dstDevice": the copy waits for
+ * the other devices' legacy streams, and they wait for the copy. */
 static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
                           size_t n, bool async, CUstream h, bool ptds, const char *api)
 {
@@ -236,7 +250,24 @@ static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
     if ((d.kind == XPDRV_MEM_DEVICE && d.device != dctx->device) ||
         (s.kind == XPDRV_MEM_DEVICE && s.device != sctx->device))
         return CUDA_ERROR_INVALID_VALUE;
-    return do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, async, h, ptds, api);
+    int cur;
+    CUstream here;
+    if (async || xpdrv_enter(&cur) != CUDA_SUCCESS ||
+        xpsim_stream_resolve(NULL, ptds, cur, &here) != CUDA_SUCCESS)
+        return do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, async, h, ptds, api);
+    CUstream others[2] = {NULL, NULL};
+    int devs[2] = {sctx->device, dctx->device};
+    for (int i = 0; i < 2; i++)
+        if (devs[i] != cur && (i == 0 || devs[1] != devs[0]))
+            xpsim_stream_resolve(NULL, false, devs[i], &others[i]);
+    for (int i = 0; i < 2; i++)
+        if (others[i])
+            stream_waits_for(here, others[i]);
+    CUresult rc = do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds, api);
+    for (int i = 0; i < 2; i++)
+        if (others[i])
+            stream_waits_for(others[i], here);
+    return rc;
 }
 
 XPDRV_TWINS(cuMemcpyPeer, cuMemcpyPeer_ptds,

@@ -86,11 +86,22 @@ XPSIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t 
 }
 
 /* Private entry point for the simulated runtime: storage for a module's
- * __device__ and __constant__ variables, which real drivers allocate when
- * they load a module and which cuMemFree must refuse. */
-XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes)
+ * __device__ and __constant__ variables, which real drivers allocate and
+ * initialize when they load a module (no copy the program could see) and
+ * which cuMemFree must refuse. */
+XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes, const void *init)
 {
-    return alloc_device(dptr, bytes, XPSIM_BLOCK_MODULE, "xpsimModuleGlobalAlloc");
+    CUresult rc = alloc_device(dptr, bytes, XPSIM_BLOCK_MODULE, "xpsimModuleGlobalAlloc");
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    xpdrv_ptr info;
+    xpdrv_classify(*dptr, &info);
+    void *view = xpdrv_view(&info, *dptr);
+    if (init)
+        memcpy(view, init, bytes);
+    else
+        memset(view, 0, bytes);
+    return CUDA_SUCCESS;
 }
 
 XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)

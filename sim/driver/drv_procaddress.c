@@ -34,6 +34,8 @@ static const variant variants[] = {
     {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", 11000},
     {"cuDevicePrimaryCtxSetFlags", "cuDevicePrimaryCtxSetFlags_v2", 11000},
     {"cuCtxPushCurrent", "cuCtxPushCurrent_v2", 4000},
+    {"cuCtxSynchronize", "cuCtxSynchronize", 2000},
+    {"cuCtxSynchronize", "cuCtxSynchronize_v2", 13000},
     {"cuCtxPopCurrent", "cuCtxPopCurrent_v2", 4000},
     {"cuMemAlloc", "cuMemAlloc_v2", 3020},
     {"cuMemAllocPitch", "cuMemAllocPitch_v2", 3020},

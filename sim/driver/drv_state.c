@@ -418,6 +418,21 @@ XPSIM_API CUresult cuCtxSynchronize(void)
     return xpsim_device_synchronize(dev);
 }
 
+/* CUDA 13's form names the context; NULL means the current one. */
+XPSIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx);
+XPSIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    if (ctx == NULL)
+        return cuCtxSynchronize();
+    CUresult rc = xpdrv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!valid_context(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    rc = xpsim_device_sticky_error(ctx->device);
+    return rc != CUDA_SUCCESS ? rc : xpsim_device_synchronize(ctx->device);
+}
+
 int xpdrv_unsupported(const char *name)
 {
     xpsim_debug("%s: not simulated -> CUDA_ERROR_NOT_SUPPORTED", name);

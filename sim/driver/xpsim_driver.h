@@ -76,9 +76,10 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
 void *xpdrv_view(const xpdrv_ptr *info, uint64_t addr);
 
 /* Private entry points (not CUDA's), reachable through cuGetProcAddress:
- * storage for a module's variables, for the simulated runtime; and the
+ * storage for a module's variables, for the simulated runtime, holding init
+ * (bytes bytes) or zeros when init is NULL; and the
  * number of kernel launches a device has seen, for tests. */
-XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes);
+XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes, const void *init);
 XPSIM_API unsigned long long xpsimKernelLaunchCount(int device);
 
 /* Called by the generated weak stubs of unimplemented entry points. */

@@ -1,0 +1,277 @@
+/* rt_internal.h: what the modules of the simulated CUDA runtime share. */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+/* The driver headers first, in their ordinary (legacy default stream)
+ * configuration: cudaTypedefs.h gives the driver table its function pointer
+ * types, and cuda.h's cuX macros (cuMemAlloc -> cuMemAlloc_v2) are then
+ * unaffected by what the runtime header below is told. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+/* NVIDIA builds libcudart with __CUDA_API_VERSION_INTERNAL: the runtime header
+ * then declares both the legacy names and their _ptds/_ptsz variants (it
+ * renames the first declarations and #undefs the renames at its end), which is
+ * exactly what a library that defines both needs.  cuda.h is already in, so
+ * this does not switch it to its per-thread names. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda_runtime_api.h>
+#include <cuda_profiler_api.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpsim_config.h"
+#include "xpsim_log.h"
+
+#define XPRT_EXPORT __attribute__((visibility("default")))
+
+/* ---- nvcc's private entry points (crt/host_runtime.h, crt/device_functions.h
+ * declare them only for C++ host code); the prototypes follow those headers. */
+XPRT_EXPORT void **__cudaRegisterFatBinary(void *fatCubin);
+XPRT_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+XPRT_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle);
+XPRT_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+                                   const char *deviceName, int ext, size_t size, int constant,
+                                   int global);
+XPRT_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+                                          char *deviceAddress, const char *deviceName, int ext,
+                                          size_t size, int constant, int global);
+XPRT_EXPORT char __cudaInitModule(void **fatCubinHandle);
+XPRT_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+                                        char *deviceFun, const char *deviceName,
+                                        int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim,
+                                        dim3 *gDim, int *wSize);
+XPRT_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                                 struct CUstream_st *stream);
+XPRT_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
+                                                   size_t *sharedMem, void *stream);
+XPRT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
+XPRT_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                           void **args, size_t sharedMem, cudaStream_t stream);
+XPRT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                                void **args, size_t sharedMem,
+                                                cudaStream_t stream);
+/* Undocumented exports of libcudart.so.13 that nvcc 13.0 does not emit for
+ * ordinary code.  Their prototypes are not published; see rt_register.c. */
+XPRT_EXPORT void __cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
+                                       char *hostVar, size_t size);
+XPRT_EXPORT void __cudaRegisterUnifiedTable(void **fatCubinHandle, void *a, void *b, void *c,
+                                            void *d);
+XPRT_EXPORT void *__cudaGetProcAddress(void);
+
+/* ---- the driver, reached only through cuGetProcAddress_v2 ------------------
+ *
+ * Base names, as a program would pass them to cuGetProcAddress, each with the
+ * cudaTypedefs.h type of the ABI the driver hands back for version 13000: the
+ * highest PFN_<name>_v<N> with N <= 13000.  That is not always what cuda.h's
+ * macros select: cuCtxSynchronize at 13000 is cuCtxSynchronize_v2(CUcontext).
+ * The _ptds/_ptsz variants share those signatures. */
+#define XPRT_DRIVER_FUNCS(X)                                                \
+    X(cuInit, PFN_cuInit_v2000)                                             \
+    X(cuDriverGetVersion, PFN_cuDriverGetVersion_v2020)                     \
+    X(cuDeviceGet, PFN_cuDeviceGet_v2000)                                   \
+    X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000)                         \
+    X(cuDeviceGetName, PFN_cuDeviceGetName_v2000)                           \
+    X(cuDeviceGetUuid, PFN_cuDeviceGetUuid_v11040)                          \
+    X(cuDeviceTotalMem, PFN_cuDeviceTotalMem_v3020)                         \
+    X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)                 \
+    X(cuDeviceGetPCIBusId, PFN_cuDeviceGetPCIBusId_v4010)                   \
+    X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000)         \
+    X(cuDevicePrimaryCtxReset, PFN_cuDevicePrimaryCtxReset_v11000)          \
+    X(cuDevicePrimaryCtxSetFlags, PFN_cuDevicePrimaryCtxSetFlags_v11000)    \
+    X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                           \
+    X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
+    X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
+    X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
+    X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                     \
+    X(cuMemAllocPitch, PFN_cuMemAllocPitch_v3020)                           \
+    X(cuMemFree, PFN_cuMemFree_v3020)                                       \
+    X(cuMemAllocHost, PFN_cuMemAllocHost_v3020)                             \
+    X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020)                             \
+    X(cuMemFreeHost, PFN_cuMemFreeHost_v2000)                               \
+    X(cuMemHostRegister, PFN_cuMemHostRegister_v6050)                       \
+    X(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000)                   \
+    X(cuMemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020)       \
+    X(cuMemHostGetFlags, PFN_cuMemHostGetFlags_v2030)                       \
+    X(cuMemAllocManaged, PFN_cuMemAllocManaged_v6000)                       \
+    X(cuPointerGetAttribute, PFN_cuPointerGetAttribute_v4000)               \
+    X(cuPointerGetAttributes, PFN_cuPointerGetAttributes_v7000)             \
+    X(cuMemcpy, PFN_cuMemcpy_v4000)                                         \
+    X(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000)                               \
+    X(cuMemcpyHtoD, PFN_cuMemcpyHtoD_v3020)                                 \
+    X(cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020)                                 \
+    X(cuMemcpyDtoD, PFN_cuMemcpyDtoD_v3020)                                 \
+    X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                       \
+    X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                       \
+    X(cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)                       \
+    X(cuMemcpy2D, PFN_cuMemcpy2D_v3020)                                     \
+    X(cuMemcpy2DAsync, PFN_cuMemcpy2DAsync_v3020)                           \
+    X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000)                                 \
+    X(cuMemcpyPeerAsync, PFN_cuMemcpyPeerAsync_v4000)                       \
+    X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                     \
+    X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                           \
+    X(cuMemsetD2D8, PFN_cuMemsetD2D8_v3020)                                 \
+    X(cuMemsetD2D8Async, PFN_cuMemsetD2D8Async_v3020)                       \
+    X(cuStreamCreate, PFN_cuStreamCreate_v2000)                             \
+    X(cuStreamCreateWithPriority, PFN_cuStreamCreateWithPriority_v5050)     \
+    X(cuStreamDestroy, PFN_cuStreamDestroy_v4000)                           \
+    X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                   \
+    X(cuStreamQuery, PFN_cuStreamQuery_v2000)                               \
+    X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                       \
+    X(cuStreamGetFlags, PFN_cuStreamGetFlags_v5050)                         \
+    X(cuStreamGetPriority, PFN_cuStreamGetPriority_v5050)                   \
+    X(cuStreamGetDevice, PFN_cuStreamGetDevice_v12080)                   \
+    X(cuLaunchHostFunc, PFN_cuLaunchHostFunc_v10000)                        \
+    X(cuEventCreate, PFN_cuEventCreate_v2000)                               \
+    X(cuEventRecord, PFN_cuEventRecord_v2000)                               \
+    X(cuEventRecordWithFlags, PFN_cuEventRecordWithFlags_v11010)            \
+    X(cuEventQuery, PFN_cuEventQuery_v2000)                                 \
+    X(cuEventSynchronize, PFN_cuEventSynchronize_v2000)                     \
+    X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)                    \
+    X(cuEventDestroy, PFN_cuEventDestroy_v4000)                             \
+    X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                         \
+    X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                   \
+    X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                     \
+    X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)
+
+typedef CUresult (*xprt_global_alloc_fn)(CUdeviceptr *dptr, size_t bytes, const void *init);
+
+typedef struct xprt_drv {
+/* name expands through cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2) here
+ * and at every d->name call site alike. */
+#define XPRT_MEMBER(name, type) type name;
+    XPRT_DRIVER_FUNCS(XPRT_MEMBER)
+#undef XPRT_MEMBER
+    /* The simulator's private extension: storage for a module variable. */
+    xprt_global_alloc_fn xpsimModuleGlobalAlloc;
+} xprt_drv;
+
+/* Calls a driver entry point; one the driver did not hand out answers "not
+ * supported" instead of crashing. */
+#define XPRT_CALL(d, fn, ...) ((d)->fn != NULL ? (d)->fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)
+
+/* Which default stream the calling entry point means: the plain names use the
+ * legacy default stream, the _ptds/_ptsz ones the per-thread default stream. */
+typedef enum xprt_api { XPRT_LEGACY = 0, XPRT_PTDS = 1 } xprt_api;
+
+/* ---- rt_state.c ---------------------------------------------------------- */
+
+/* Loads the driver once; cudaSuccess or why the runtime cannot work
+ * (cudaErrorInsufficientDriver without a usable libcuda.so.1, or what cuInit
+ * answered). */
+cudaError_t xprt_init(void);
+
+/* The table for api, after xprt_init succeeded. */
+const xprt_drv *xprt_table(xprt_api api);
+
+/* The driver's own cuGetProcAddress_v2, after xprt_init succeeded. */
+__typeof__(cuGetProcAddress_v2) *xprt_get_proc_address(void);
+
+/* Entry of every API call that uses the driver: initializes, makes the calling
+ * thread's device's primary context current, and returns the table. */
+cudaError_t xprt_enter(xprt_api api, const xprt_drv **out);
+
+/* Makes dev's primary context current on the calling thread (retaining it the
+ * first time); *out_ctx receives it when not NULL. */
+cudaError_t xprt_use_device(int dev, CUcontext *out_ctx);
+
+/* The primary context of dev, retained once per process. */
+cudaError_t xprt_primary_ctx(int dev, CUcontext *out_ctx);
+
+int xprt_device_count(void);
+int xprt_current_device(void);
+void xprt_set_current_device(int dev);
+
+/* Bumped by cudaDeviceReset: what was loaded into the device before is gone. */
+unsigned xprt_device_generation(int dev);
+
+/* cudaDeviceReset's bookkeeping after the driver reset the primary context. */
+void xprt_device_was_reset(int dev);
+
+unsigned xprt_device_flags(int dev);
+void xprt_set_device_flags(int dev, unsigned flags);
+
+/* ---- rt_error.c ---------------------------------------------------------- */
+
+/* CUresult -> cudaError_t: the values coincide since CUDA 12 for every error
+ * the driver returns; a value the runtime enum lacks becomes cudaErrorUnknown. */
+cudaError_t xprt_map_error(CUresult r);
+
+/* Records a failing call's error as the thread's last error (and a sticky one
+ * against the current device) and returns it: the tail of every API call.
+ * cudaErrorNotReady is a status, never recorded. */
+cudaError_t xprt_result(cudaError_t e);
+
+/* Same for a driver result. */
+static inline cudaError_t xprt_result_cu(CUresult r)
+{
+    return xprt_result(xprt_map_error(r));
+}
+
+bool xprt_is_sticky(cudaError_t e);
+
+/* Forgets dev's sticky error (cudaDeviceReset). */
+void xprt_clear_sticky(int dev);
+
+/* The weak stubs' handler (sim/gen/gen_stubs.py). */
+int xprt_unsupported(const char *name);
+
+/* Generated from driver_types.h by gen_error_table.py: the enumerator's name
+ * for a cudaError value, NULL for a value not in enum cudaError. */
+const char *xprt_error_enum_name(int code);
+
+/* ---- rt_register.c ------------------------------------------------------- */
+
+typedef struct xprt_var xprt_var;
+
+/* The registered __device__/__constant__/__managed__ variable whose host
+ * shadow (or managed storage) is symbol; NULL if none. */
+xprt_var *xprt_find_var(const void *symbol);
+
+/* The variable's size and its storage on the calling thread's current device
+ * (allocated and initialized on first use). */
+cudaError_t xprt_var_address(const xprt_drv *d, xprt_var *v, CUdeviceptr *out_ptr,
+                             size_t *out_size);
+
+/* cudaDeviceReset's part: re-creates the __managed__ variables the reset of
+ * dev (now current again) freed.  d: the legacy table. */
+void xprt_modules_after_reset(const xprt_drv *d, int dev);
+
+/* ---- rt_memory.c --------------------------------------------------------- */
+
+/* What a pointer addresses, as the driver knows it. */
+typedef enum xprt_mem {
+    XPRT_MEM_UNREGISTERED = 0,   /* ordinary pageable host memory (or garbage) */
+    XPRT_MEM_HOST,               /* pinned or registered host memory */
+    XPRT_MEM_DEVICE,
+    XPRT_MEM_MANAGED,
+} xprt_mem;
+
+typedef struct xprt_ptr_info {
+    xprt_mem type;
+    int device;                  /* allocated/registered against; -2 if none */
+    CUdeviceptr device_ptr;      /* 0 if the device cannot reach it */
+    void *host_ptr;              /* NULL if the host cannot reach it */
+} xprt_ptr_info;
+
+cudaError_t xprt_classify(const xprt_drv *d, const void *ptr, xprt_ptr_info *out);
+
+/* ---- rt_copy.c ----------------------------------------------------------- */
+
+/* The copy behind cudaMemcpy/cudaMemcpyAsync (and the symbol copies): kind
+ * checked against the pointers, then the matching driver copy.  stream is
+ * used only when async. */
+cudaError_t xprt_copy(const xprt_drv *d, void *dst, const void *src, size_t count,
+                      enum cudaMemcpyKind kind, bool async, cudaStream_t stream);
+
+/* ---- rt_fatbin.c --------------------------------------------------------- */
+
+/* Finds the initial bytes of the module variable named name in a fatbin's
+ * first uncompressed ELF image: true and *out_bytes (NULL for a variable in a
+ * no-bits section, i.e. zero-initialized) when found with exactly size bytes. */
+bool xprt_fatbin_var_init(const void *fatbin, const char *name, size_t size,
+                          const void **out_bytes);
+
+#endif
