@@ -1,7 +1,6 @@
 /* drv_error.c: cuGetErrorName and cuGetErrorString. */
 #include "xpsim_driver.h"
 
-#include "cu_error_names.h"
 
 /* NVIDIA's wording for the codes programs commonly print; the rest fall back
  * to the code's name. */
@@ -25,12 +24,12 @@ static const struct { CUresult code; const char *text; } texts[] = {
     {CUDA_ERROR_UNKNOWN, "unknown error"},
 };
 
+/* Generated from cuda.h (sim/gen/gen_errors.py). */
+const char *xpdrv_error_name(int code);
+
 static const char *name_of(CUresult error)
 {
-    for (size_t i = 0; i < sizeof cu_error_names / sizeof cu_error_names[0]; i++)
-        if (cu_error_names[i].value == (int)error)
-            return cu_error_names[i].name;
-    return NULL;
+    return xpdrv_error_name((int)error);
 }
 
 XPSIM_API CUresult cuGetErrorName(CUresult error, const char **pStr)
