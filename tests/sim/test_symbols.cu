@@ -1,0 +1,151 @@
+// Module globals and kernel launches as nvcc emits them: symbol copies, launch configuration errors, and (argv "fault") a sticky asynchronous kernel fault.
+#include "xpt_check.h"
+
+__device__ int dev_var[16];
+__constant__ float c[4];
+
+__global__ void touch(int *p, int n)
+{
+    // Never observed: the simulator does not execute device code, only
+    // accounts for its time.  The kernel exists so nvcc registers a function.
+    if ((int)threadIdx.x < n)
+        p[threadIdx.x] += dev_var[threadIdx.x % 16] + (int)c[threadIdx.x % 4];
+}
+
+static int symbols(void)
+{
+    int in[16], out[16];
+    for (int i = 0; i < 16; i++)
+        in[i] = 1000 + i * 7;
+
+    size_t sz = 0;
+    CHECK_OK(cudaGetSymbolSize(&sz, dev_var));
+    CHECK_EQ(sz, sizeof in);
+    CHECK_OK(cudaGetSymbolSize(&sz, c));
+    CHECK_EQ(sz, 4 * sizeof(float));
+
+    // Round trip through a __device__ array.
+    CHECK_OK(cudaMemcpyToSymbol(dev_var, in, sizeof in));
+    memset(out, 0, sizeof out);
+    CHECK_OK(cudaMemcpyFromSymbol(out, dev_var, sizeof out));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+
+    // The symbol's address is ordinary device memory holding the same bytes.
+    void *addr = NULL;
+    CHECK_OK(cudaGetSymbolAddress(&addr, dev_var));
+    CHECK(addr != NULL);
+    struct cudaPointerAttributes a;
+    CHECK_OK(cudaPointerGetAttributes(&a, addr));
+    CHECK_EQ(a.type, cudaMemoryTypeDevice);
+    memset(out, 0, sizeof out);
+    CHECK_OK(cudaMemcpy(out, addr, sizeof out, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+
+    // With an offset: only elements 4..7 change.
+    int part[4] = {-1, -2, -3, -4};
+    CHECK_OK(cudaMemcpyToSymbol(dev_var, part, sizeof part, 4 * sizeof(int)));
+    CHECK_OK(cudaMemcpyFromSymbol(out, dev_var, sizeof out));
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ(out[i], (i >= 4 && i < 8) ? part[i - 4] : in[i]);
+    int two[2] = {0, 0};
+    CHECK_OK(cudaMemcpyFromSymbol(two, dev_var, sizeof two, 14 * sizeof(int)));
+    CHECK_EQ(two[0], in[14]);
+    CHECK_EQ(two[1], in[15]);
+
+    // Beyond the symbol: rejected, nothing written.
+    CHECK_CUDA(cudaMemcpyToSymbol(dev_var, part, sizeof(int), sizeof in), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaMemcpyToSymbol(dev_var, part, sizeof part, sizeof in - sizeof(int)),
+               cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaMemcpyFromSymbol(out, dev_var, sizeof out + 1), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_OK(cudaMemcpyFromSymbol(out, dev_var, sizeof out));
+    CHECK_EQ(out[15], in[15]);
+
+    // __constant__ memory round trip.
+    float cin[4] = {1.5f, -2.25f, 3.0f, 1e6f}, cout[4] = {0, 0, 0, 0};
+    CHECK_OK(cudaMemcpyToSymbol(c, cin, sizeof cin));
+    CHECK_OK(cudaMemcpyFromSymbol(cout, c, sizeof cout));
+    CHECK(memcmp(cin, cout, sizeof cin) == 0);
+    CHECK_CUDA(cudaMemcpyToSymbol(c, cin, sizeof cin, sizeof(float)), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidValue);
+
+    // Async symbol copies on a stream.
+    cudaStream_t s;
+    CHECK_OK(cudaStreamCreate(&s));
+    CHECK_OK(cudaMemcpyToSymbolAsync(dev_var, in, sizeof in, 0, cudaMemcpyHostToDevice, s));
+    memset(out, 0, sizeof out);
+    CHECK_OK(cudaMemcpyFromSymbolAsync(out, dev_var, sizeof out, 0, cudaMemcpyDeviceToHost, s));
+    CHECK_OK(cudaStreamSynchronize(s));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+
+    // Launches.
+    int *d = NULL;
+    CHECK_OK(cudaMalloc(&d, 64 * sizeof(int)));
+    touch<<<1, 64>>>(d, 64);
+    CHECK_CUDA(cudaGetLastError(), cudaSuccess);
+    touch<<<dim3(4, 2), dim3(8, 8), 0, s>>>(d, 64);
+    CHECK_CUDA(cudaGetLastError(), cudaSuccess);
+    CHECK_OK(cudaDeviceSynchronize());
+
+    // An empty grid is an invalid configuration, reported as the last error.
+    touch<<<0, 1>>>(d, 1);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    CHECK_CUDA(cudaGetLastError(), cudaSuccess);
+    // So are more threads per block than any device allows.
+    touch<<<1, 1025>>>(d, 1);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    // A configuration error is not sticky.
+    touch<<<1, 1>>>(d, 1);
+    CHECK_CUDA(cudaGetLastError(), cudaSuccess);
+    CHECK_OK(cudaDeviceSynchronize());
+
+    CHECK_OK(cudaStreamDestroy(s));
+    CHECK_OK(cudaFree(d));
+    return 0;
+}
+
+// Run with XFERPROF_SIM_FAULT=launch:2: the second launch corrupts the
+// context, which every later call reports until cudaDeviceReset.
+static int fault(void)
+{
+    int *d = NULL;
+    CHECK_OK(cudaMalloc(&d, 64 * sizeof(int)));
+    // The launches are asynchronous: all three are accepted.  The kernel time
+    // is set long (see meson.build) so the fault cannot have happened yet.
+    for (int i = 0; i < 3; i++) {
+        touch<<<1, 32>>>(d, 32);
+        CHECK_CUDA(cudaPeekAtLastError(), cudaSuccess);
+    }
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    void *p = NULL;
+    CHECK_CUDA(cudaMalloc(&p, 16), cudaErrorIllegalAddress);
+    int host[4] = {0, 0, 0, 0};
+    CHECK_CUDA(cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice), cudaErrorIllegalAddress);
+    // Sticky: reading the last error does not clear it.
+    CHECK_CUDA(cudaGetLastError(), cudaErrorIllegalAddress);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorIllegalAddress);
+    CHECK_CUDA(cudaPeekAtLastError(), cudaErrorIllegalAddress);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaErrorIllegalAddress);
+
+    CHECK_OK(cudaDeviceReset());
+    // A fresh context: allocation, copies and launches work again.  (Launch
+    // 4 and later do not fault: only the second one was chosen.)
+    CHECK_OK(cudaMalloc(&p, 16));
+    int in[4] = {1, 2, 3, 4}, out[4] = {0, 0, 0, 0};
+    CHECK_OK(cudaMemcpy(p, in, sizeof in, cudaMemcpyHostToDevice));
+    CHECK_OK(cudaMemcpy(out, p, sizeof out, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+    touch<<<1, 4>>>((int *)p, 4);
+    CHECK_OK(cudaDeviceSynchronize());
+    CHECK_OK(cudaFree(p));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "fault") == 0)
+        return fault();
+    return symbols();
+}
