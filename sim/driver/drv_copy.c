@@ -150,9 +150,27 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
         /* Pageable to device: the driver copies the bytes into a pinned
          * staging buffer before returning (cudaMemcpy first synchronizes the
          * stream; the Async form does not), and the caller is held while it
-         * does; only the final DMA from the staging buffer is left queued. */
-        if (!async)
-            xpsim_stream_synchronize(stream);
+         * does; only the final DMA from the staging buffer is left queued
+         * (its device time is the latency). */
+        if (!async) {
+            /* The synchronize comes first; the legacy stream's ordering
+             * reaches every blocking stream, so wait for the whole device. */
+            if (xpsim_stream_is_default(stream))
+                xpsim_device_synchronize(xpsim_stream_device(stream));
+            else
+                xpsim_stream_synchronize(stream);
+            /* Nothing is queued before this copy now: the bytes can go
+             * straight to their destination, saving a staging copy. */
+            uint64_t t0 = xpsim_now_ns();
+            run_copy(job);
+            xpsim_sleep_until(t0 + move_ns);
+            job->width = 0;
+            w.duration_ns = cfg->latency_ns;
+            xpsim_stream_enqueue(stream, &w);
+            xpsim_debug("%s HtoD %llu bytes pageable stream %p (staged)", api,
+                        (unsigned long long)bytes, (void *)stream);
+            return CUDA_SUCCESS;
+        }
         job->staging = malloc(bytes);
         if (job->staging == NULL) {
             free(job);
