@@ -1,0 +1,37 @@
+/* xp_config.h: the preload's settings, from XFERPROF_* environment variables
+ * (which `xferprof run` sets from its options). */
+#ifndef XP_CONFIG_H
+#define XP_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define XP_DEFAULT_OUTPUT "xferprof-%h-%p.db"
+#define XP_DEFAULT_STACK_DEPTH 32
+
+typedef struct xp_config {
+    char output[PATH_MAX];    /* XFERPROF_OUTPUT: pattern (default XP_DEFAULT_OUTPUT) */
+    int stack_depth;          /* XFERPROF_STACK_DEPTH: 0 = no stacks, at most XP_MAX_FRAMES */
+    bool quiet;               /* XFERPROF_QUIET: no warnings from the preload */
+    char manifest[PATH_MAX];  /* XFERPROF_MANIFEST: file `xferprof run` reads back
+                                 ("" when not run by it) */
+} xp_config;
+
+/* Fills c from the environment.  Returns 0, or -1 with a one-line reason in
+ * err for a malformed value (c then holds the defaults for it). */
+int xp_config_load(xp_config *c, char *err, size_t errlen);
+
+/* The rank of this process from RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK or
+ * SLURM_PROCID (first set wins), or NULL. */
+const char *xp_config_rank(void);
+
+/* Expands %p (pid), %h (host name), %r (rank, "0" when none is set),
+ * %t (start time, local, YYYYmmdd-HHMMSS) and %% in pattern.  Returns 0, or
+ * -1 if the result does not fit or the pattern has an unknown %-sequence. */
+int xp_expand_output(const char *pattern, pid_t pid, const char *host, const char *rank,
+                     int64_t start_wall_s, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,196 @@
+/* xp_format.h: the journal's on-disk format, shared by the writer in the
+ * preload and every reader (ingest, recover).  One definition, pinned by
+ * _Static_assert, versioned by XP_JOURNAL_VERSION.
+ *
+ * A journal is one file per process, <database>.xpj, next to the database.
+ *
+ *   offset 0            xp_journal_header (XP_JOURNAL_HEADER_SIZE bytes)
+ *   then chunk 0, 1, ... each XP_CHUNK_SIZE bytes, starting with xp_chunk_header
+ *
+ * Every chunk belongs to exactly one thread, which appends records to it
+ * sequentially; a full chunk is followed by a fresh one taken from the shared
+ * chunk counter.  So a chunk holds one writer's records in order and only the
+ * last record a thread was writing when the process died can be incomplete.
+ *
+ * A record is written body first; its header's `commit` word is stored last
+ * (release order).  A reader accepts a record only if commit == XP_COMMIT and
+ * stops reading the chunk at the first record that is not committed (or whose
+ * size is impossible): "whole or absent".  Records are 8-byte aligned; their
+ * size includes the header and any trailing variable-length bytes. */
+#ifndef XP_FORMAT_H
+#define XP_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
+#define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
+#define XP_COMMIT          0x54494d43u             /* "CMIT" */
+#define XP_JOURNAL_VERSION 1
+#define XP_JOURNAL_HEADER_SIZE 4096u
+#define XP_CHUNK_SIZE      (256u * 1024u)
+#define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
+#define XP_MAX_FRAMES      256
+#define XP_JOURNAL_SUFFIX  ".xpj"
+
+typedef struct xp_journal_header {
+    uint64_t magic;           /* XP_JOURNAL_MAGIC */
+    uint32_t version;         /* XP_JOURNAL_VERSION */
+    uint32_t header_size;     /* XP_JOURNAL_HEADER_SIZE */
+    uint32_t chunk_size;      /* XP_CHUNK_SIZE */
+    int32_t pid;
+    int32_t ppid;
+    uint32_t reserved0;
+    uint64_t start_wall_ns;   /* CLOCK_REALTIME at start */
+    uint64_t start_mono_ns;   /* CLOCK_MONOTONIC at the same moment */
+    uint64_t chunks_used;     /* updated as chunks are taken (a hint: readers
+                                 also trust the file size) */
+} xp_journal_header;
+
+typedef struct xp_chunk_header {
+    uint32_t magic;           /* XP_CHUNK_MAGIC: written when the chunk is taken */
+    uint32_t tid;             /* the writing thread */
+    uint64_t index;           /* chunk number, from 0 */
+} xp_chunk_header;
+_Static_assert(sizeof(xp_chunk_header) == 16, "chunk header is 16 bytes");
+
+/* Record types. */
+typedef enum xp_rec_type {
+    XP_REC_META = 1,          /* a key/value for the meta table */
+    XP_REC_MODULE = 2,        /* a loaded object, for symbolizing stacks */
+    XP_REC_STACK = 3,         /* an interned stack: written once per distinct stack */
+    XP_REC_COPY = 4,
+    XP_REC_ALLOC = 5,
+    XP_REC_FREE = 6,
+    XP_REC_SYNC = 7,
+    XP_REC_CALL = 8,          /* any other hooked call; recorded only when it failed */
+} xp_rec_type;
+
+typedef struct xp_rec_header {
+    uint32_t commit;          /* XP_COMMIT, stored last */
+    uint16_t type;            /* xp_rec_type */
+    uint16_t api;             /* xp_api id (xp_api.h) for call records, else 0 */
+    uint32_t size;            /* whole record in bytes, multiple of 8 */
+    uint32_t tid;             /* gettid() of the caller */
+} xp_rec_header;
+_Static_assert(sizeof(xp_rec_header) == 16, "record header is 16 bytes");
+
+/* What every record of a call (COPY, ALLOC, FREE, SYNC, CALL) starts with. */
+typedef struct xp_call {
+    xp_rec_header h;
+    uint64_t start_ns;        /* CLOCK_MONOTONIC when the hook was entered */
+    uint64_t end_ns;          /* ... and when the real call returned */
+    uint64_t stack_id;        /* XP_REC_STACK id, 0 when stacks are off */
+    int32_t status;           /* the call's return code (cudaError_t / CUresult) */
+    int32_t device;           /* current device at the call, -1 unknown */
+} xp_call;
+_Static_assert(sizeof(xp_call) == 48, "call header is 48 bytes");
+
+typedef enum xp_direction {
+    XP_DIR_UNKNOWN = 0, XP_DIR_H2D = 1, XP_DIR_D2H = 2, XP_DIR_D2D = 3, XP_DIR_H2H = 4,
+} xp_direction;
+
+typedef enum xp_host_mem {
+    XP_HOST_NONE = 0,         /* no host side (device to device) */
+    XP_HOST_PAGEABLE = 1, XP_HOST_PINNED = 2, XP_HOST_MANAGED = 3,
+} xp_host_mem;
+
+typedef enum xp_blocking {
+    XP_BLOCK_SYNC = 1,        /* the API blocks by definition */
+    XP_BLOCK_ASYNC = 2,       /* returned before the copy completed */
+    XP_BLOCK_ASYNC_PAGEABLE = 3, /* an async API that staged pageable memory: the caller was held */
+} xp_blocking;
+
+typedef struct xp_rec_copy {
+    xp_call c;
+    uint64_t src, dst;
+    uint64_t bytes;
+    uint64_t stream;          /* the handle as passed (0 = default stream) */
+    uint8_t direction;        /* xp_direction, cudaMemcpyDefault already resolved */
+    uint8_t host_mem;         /* xp_host_mem */
+    uint8_t blocking;         /* xp_blocking */
+    uint8_t kind;             /* the cudaMemcpyKind passed, 255 if the API has none */
+    uint32_t reserved;
+} xp_rec_copy;
+_Static_assert(sizeof(xp_rec_copy) == 88, "copy record is 88 bytes");
+
+typedef enum xp_alloc_kind {
+    XP_ALLOC_DEVICE = 1, XP_ALLOC_PINNED = 2, XP_ALLOC_REGISTERED = 3, XP_ALLOC_MANAGED = 4,
+} xp_alloc_kind;
+
+/* A successful or failed allocation.  Failed ones (status != 0) carry the
+ * device's free and total memory at that moment when the failure was for
+ * lack of memory. */
+typedef struct xp_rec_alloc {
+    xp_call c;
+    uint64_t alloc_id;        /* per-process number of the allocation, from 1 (0 if failed) */
+    uint64_t ptr;
+    uint64_t bytes;
+    uint64_t mem_free;        /* failed for lack of memory: cudaMemGetInfo at that moment */
+    uint64_t mem_total;
+    uint8_t kind;             /* xp_alloc_kind */
+    uint8_t reserved[7];
+} xp_rec_alloc;
+_Static_assert(sizeof(xp_rec_alloc) == 96, "alloc record is 96 bytes");
+
+/* A free; alloc_id names the allocation it ended (0: the pointer was not a
+ * live allocation the preload had seen). */
+typedef struct xp_rec_free {
+    xp_call c;
+    uint64_t alloc_id;
+    uint64_t ptr;
+    uint8_t kind;             /* xp_alloc_kind of what the API frees */
+    uint8_t reserved[7];
+} xp_rec_free;
+_Static_assert(sizeof(xp_rec_free) == 72, "free record is 72 bytes");
+
+typedef struct xp_rec_sync {
+    xp_call c;
+    uint64_t stream;          /* stream or event handle; 0 for device-wide */
+} xp_rec_sync;
+_Static_assert(sizeof(xp_rec_sync) == 56, "sync record is 56 bytes");
+
+/* A failed call of a hooked API that has no record type of its own. */
+typedef struct xp_rec_call {
+    xp_call c;
+    uint64_t arg0;            /* the first pointer or handle argument, for detail */
+} xp_rec_call;
+_Static_assert(sizeof(xp_rec_call) == 56, "call record is 56 bytes");
+
+typedef struct xp_rec_stack {
+    xp_rec_header h;
+    uint64_t stack_id;        /* XXH3-64 of the frames (never 0) */
+    uint32_t depth;
+    uint32_t reserved;
+    /* uint64_t frames[depth]: raw return addresses, innermost first */
+} xp_rec_stack;
+_Static_assert(sizeof(xp_rec_stack) == 32, "stack record header is 32 bytes");
+
+typedef struct xp_rec_module {
+    xp_rec_header h;
+    uint64_t base;            /* load bias (dlpi_addr) */
+    uint64_t size;            /* extent of its PT_LOAD segments */
+    uint64_t low;             /* lowest mapped address (base + first PT_LOAD vaddr) */
+    uint16_t build_id_len;    /* 0 if none */
+    uint16_t path_len;        /* bytes of path, without the NUL */
+    uint32_t reserved;
+    uint8_t build_id[32];
+    /* char path[path_len + 1] */
+} xp_rec_module;
+_Static_assert(sizeof(xp_rec_module) == 80, "module record header is 80 bytes");
+
+typedef struct xp_rec_meta {
+    xp_rec_header h;
+    uint16_t key_len;
+    uint16_t reserved;
+    uint32_t value_len;
+    /* char key[key_len + 1]; char value[value_len + 1] */
+} xp_rec_meta;
+_Static_assert(sizeof(xp_rec_meta) == 24, "meta record header is 24 bytes");
+
+static inline uint32_t xp_record_size(size_t payload)
+{
+    return (uint32_t)((payload + 7u) & ~(size_t)7u);
+}
+
+#endif

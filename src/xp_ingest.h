@@ -1,0 +1,40 @@
+/* xp_ingest.h: moving journal records into the SQLite database (schema in
+ * xp_schema.h, documented in docs/schema.md). */
+#ifndef XP_INGEST_H
+#define XP_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "xp_journal.h"
+
+typedef struct xp_ingest xp_ingest;
+
+/* Opens or creates the database and its schema.  An existing file that is
+ * not an xferprof database, or is newer than this build, or is corrupt, is
+ * refused with a one-line reason in err.  Returns 0 or -1. */
+int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errlen);
+
+/* One pass: stores every record committed since the last pass (resuming
+ * from the progress recorded in the database itself, so a pass that was cut
+ * short is neither lost nor stored twice), in batched transactions.  With
+ * final, the writer is gone: torn records are counted into meta
+ * records_lost (with the reason in meta records_lost_reason).
+ * Returns 0 or -1 with err set. */
+int xp_ingest_pass(xp_ingest *ig, xp_journal_reader *r, bool final, char *err, size_t errlen);
+
+/* Sets meta(key) = value (insert or replace). */
+int xp_ingest_set_meta(xp_ingest *ig, const char *key, const char *value);
+
+/* Adds n to meta records_lost and appends reason to records_lost_reason. */
+int xp_ingest_add_lost(xp_ingest *ig, unsigned long long n, const char *reason);
+
+void xp_ingest_close(xp_ingest *ig);
+
+/* If <db_path>.xpj exists, ingests what it holds that the database lacks
+ * (final), marks meta recovered=1, and removes the journal.  *did is set to
+ * whether there was a journal.  The database is created if missing.
+ * Returns 0 or -1 with err set. */
+int xp_recover(const char *db_path, bool *did, char *err, size_t errlen);
+
+#endif

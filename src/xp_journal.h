@@ -1,0 +1,87 @@
+/* xp_journal.h: writing and reading the crash-safe journal (format in xp_format.h). */
+#ifndef XP_JOURNAL_H
+#define XP_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xp_format.h"
+
+/* ---- writer (in the profiled process) ---------------------------------- */
+
+typedef struct xp_journal xp_journal;
+
+/* Creates (truncating) the journal at path and writes its header from
+ * `header` (magic, version, sizes are filled in here).  Returns 0, or an
+ * errno value (nothing is left behind on failure). */
+int xp_journal_create(const char *path, const xp_journal_header *header, xp_journal **out);
+
+/* Space for one record of `size` bytes (a multiple of 8, at most
+ * XP_MAX_RECORD) in the calling thread's chunk, taking a new chunk when the
+ * current one is full.  The caller fills the record, header included (type,
+ * api, size, tid) except `commit`, then calls xp_journal_commit.  Returns
+ * NULL when the journal cannot grow (disk full, mapping failed): the record
+ * is counted as lost.  Lock-free except when a new chunk must be mapped.
+ * Never allocates with malloc, never prints. */
+void *xp_journal_reserve(xp_journal *j, uint32_t size);
+
+/* Publishes a record written into space from xp_journal_reserve: stores
+ * XP_COMMIT into its header with release ordering. */
+void xp_journal_commit(void *record);
+
+/* Records that could not be written (xp_journal_reserve returned NULL). */
+uint64_t xp_journal_lost(const xp_journal *j);
+
+/* Path given at creation. */
+const char *xp_journal_path(const xp_journal *j);
+
+/* Unmaps everything; the file stays.  No thread may write afterwards. */
+void xp_journal_close(xp_journal *j);
+
+/* In a child after fork(): forget the parent's journal without touching its
+ * mappings' contents (the parent still writes there) and without freeing
+ * anything the parent owns; the calling thread's cached chunk is dropped. */
+void xp_journal_abandon_after_fork(xp_journal *j);
+
+/* ---- reader (ingest, recover) ------------------------------------------ */
+
+typedef struct xp_journal_reader xp_journal_reader;
+
+typedef struct xp_read_stats {
+    uint64_t records;         /* committed records delivered so far */
+    uint64_t chunks;          /* chunks seen */
+    uint64_t torn;            /* final reads: records found incomplete (a
+                                 writer died mid-record, or the file was cut) */
+    uint64_t bytes;           /* file size at the last read */
+} xp_read_stats;
+
+/* Opens a journal for reading.  Returns 0, or an errno value with a one-line
+ * reason in err ("not an xferprof journal", "journal version 3 is newer than
+ * this reader (1)", "truncated header", strerror...). */
+int xp_journal_open(const char *path, xp_journal_reader **out, char *err, size_t errlen);
+
+const xp_journal_header *xp_journal_info(const xp_journal_reader *r);
+
+/* Called for each committed record, in each chunk's order (chunks in index
+ * order).  A non-zero return stops the read and is returned by
+ * xp_journal_read (the record is then delivered again by the next read). */
+typedef int (*xp_record_fn)(void *user, const xp_rec_header *record, uint64_t chunk,
+                            uint32_t offset);
+
+/* Delivers the records committed since the previous call (or since the
+ * positions given with xp_journal_seek).  With final, the writer is known to
+ * be gone: an uncommitted or impossible record ends its chunk for good and
+ * is counted in stats->torn if it holds anything.  Returns 0 or the
+ * callback's non-zero value. */
+int xp_journal_read(xp_journal_reader *r, xp_record_fn fn, void *user, bool final,
+                    xp_read_stats *stats);
+
+/* Resumes chunk `chunk` at byte `offset` (from the chunk's start; as given to
+ * the callback plus the record's size): what an earlier, interrupted ingest
+ * already stored. */
+void xp_journal_seek(xp_journal_reader *r, uint64_t chunk, uint32_t offset);
+
+void xp_journal_reader_close(xp_journal_reader *r);
+
+#endif
