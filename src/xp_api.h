@@ -21,7 +21,8 @@
     X(cudaStreamSynchronize, 0)                                                \
     X(cudaStreamSynchronize_ptsz, 0)                                           \
     X(cudaDeviceSynchronize, 0)                                                \
-    X(cudaEventSynchronize, 0)
+    X(cudaEventSynchronize, 0)                                                 \
+    X(cudaSetDevice, 0)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

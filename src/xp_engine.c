@@ -1,0 +1,650 @@
+/* xp_engine.c: the preload's lifecycle (lazy start, background ingest, fork,
+ * exit) and the writing of call records. */
+#include "xp_engine.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "xp_config.h"
+#include "xp_ingest.h"
+#include "xp_journal.h"
+#include "xp_modules.h"
+#include "xp_registry.h"
+#include "xp_stack.h"
+
+__thread int xp_depth;
+__thread int xp_current_device;
+
+enum { ST_OFF = 0, ST_STARTING, ST_ON, ST_DISABLED, ST_STOPPING };
+
+/* The process's profiling session.  Written by whoever starts it (under the
+ * ST_STARTING state), read by the hooks once state is ST_ON; torn down at
+ * exit by the destructor, and forgotten (not freed) in a forked child. */
+static _Atomic int state = ST_OFF;
+static struct {
+    pid_t pid;
+    xp_config cfg;
+    char db_path[PATH_MAX];
+    xp_journal *journal;
+    xp_ingest *ingest;
+    xp_journal_reader *reader;
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    bool stop;
+} S = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
+static _Atomic uint64_t next_alloc_id = 1;
+static __thread uint32_t cached_tid;
+
+/* Warnings: once per process, and never with --quiet. */
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+    if (S.cfg.quiet)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+    (void)w;
+}
+
+static uint32_t my_tid(void)
+{
+    if (cached_tid == 0)
+        cached_tid = (uint32_t)syscall(SYS_gettid);
+    return cached_tid;
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void put_meta(const char *key, const char *value)
+{
+    size_t kl = strlen(key), vl = strlen(value);
+    if (kl > 1000 || vl > 60000)
+        return;
+    uint32_t size = xp_record_size(sizeof(xp_rec_meta) + kl + 1 + vl + 1);
+    xp_rec_meta *m = xp_journal_reserve(S.journal, size);
+    if (m == NULL)
+        return;
+    m->h.type = XP_REC_META;
+    m->h.size = size;
+    m->h.tid = my_tid();
+    m->key_len = (uint16_t)kl;
+    m->value_len = (uint32_t)vl;
+    char *p = (char *)(m + 1);
+    memcpy(p, key, kl + 1);
+    memcpy(p + kl + 1, value, vl + 1);
+    xp_journal_commit(m);
+}
+
+static void put_meta_u64(const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    put_meta(key, buf);
+}
+
+static void put_cmdline(void)
+{
+    char buf[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    while (n > 0 && buf[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    put_meta("cmdline", buf);
+}
+
+/* The background ingest: moves committed records into SQLite every 100 ms,
+ * so that a long run's journal does not wait for exit. */
+static void *ingest_main(void *arg)
+{
+    (void)arg;
+    xp_depth = 1;   /* nothing this thread does is the program's */
+    unsigned tick = 0;
+    pthread_mutex_lock(&S.stop_lock);
+    while (!S.stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&S.stop_cond, &S.stop_lock, &ts);
+        if (S.stop)
+            break;
+        pthread_mutex_unlock(&S.stop_lock);
+        if (++tick % 10 == 0)
+            xp_modules_scan(S.journal);
+        char err[256];
+        xp_ingest_pass(S.ingest, S.reader, false, err, sizeof err);
+        pthread_mutex_lock(&S.stop_lock);
+    }
+    pthread_mutex_unlock(&S.stop_lock);
+    return NULL;
+}
+
+/* True if the manifest of this `xferprof run` already names path: another
+ * process of the run owns that database. */
+static bool manifest_has(const char *path)
+{
+    if (S.cfg.manifest[0] == '\0')
+        return false;
+    FILE *f = fopen(S.cfg.manifest, "re");
+    if (f == NULL)
+        return false;
+    char line[PATH_MAX + 64];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, ' ');
+        p = p ? strchr(p + 1, ' ') : NULL;
+        if (p) {
+            p++;
+            p[strcspn(p, "\n")] = '\0';
+            found = strcmp(p, path) == 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static void remove_database(const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", XP_JOURNAL_SUFFIX};
+    char buf[PATH_MAX + 16];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(buf, sizeof buf, "%s%s", path, suffixes[i]);
+        unlink(buf);
+    }
+}
+
+/* Works out the database's path; false (with a warning) if it cannot. */
+static bool choose_path(uint64_t start_wall)
+{
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    const char *rank = xp_config_rank();
+    char expanded[PATH_MAX];
+    if (xp_expand_output(S.cfg.output, S.pid, host, rank, (int64_t)(start_wall / 1000000000u),
+                         expanded, sizeof expanded) != 0) {
+        warn("xferprof: bad output pattern '%s'; running unprofiled", S.cfg.output);
+        return false;
+    }
+    char abs[PATH_MAX];
+    if (expanded[0] != '/') {
+        char cwd[PATH_MAX];
+        if (getcwd(cwd, sizeof cwd) == NULL ||
+            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, expanded) >= sizeof abs) {
+            warn("xferprof: cannot make '%s' absolute; running unprofiled", expanded);
+            return false;
+        }
+    } else {
+        snprintf(abs, sizeof abs, "%s", expanded);
+    }
+    /* Without %p in the pattern, a second process of the same run would
+     * reuse the name: give it its own file. */
+    if (manifest_has(abs)) {
+        char *dot = strrchr(abs, '.');
+        char *slash = strrchr(abs, '/');
+        char tail[PATH_MAX];
+        if (dot && (!slash || dot > slash)) {
+            snprintf(tail, sizeof tail, "%s", dot);
+            *dot = '\0';
+        } else {
+            tail[0] = '\0';
+        }
+        char with_pid[PATH_MAX];
+        if ((size_t)snprintf(with_pid, sizeof with_pid, "%s-%d%s", abs, (int)S.pid, tail) >=
+            sizeof with_pid)
+            return false;
+        snprintf(abs, sizeof abs, "%s", with_pid);
+    }
+    snprintf(S.db_path, sizeof S.db_path, "%s", abs);
+    return true;
+}
+
+static void append_manifest(void)
+{
+    if (S.cfg.manifest[0] == '\0')
+        return;
+    int fd = open(S.cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char line[PATH_MAX + 64];
+    int n = snprintf(line, sizeof line, "%d %d %s\n", (int)S.pid, (int)getppid(), S.db_path);
+    if (n > 0 && (size_t)n < sizeof line) {
+        ssize_t w = write(fd, line, (size_t)n);
+        (void)w;
+    }
+    close(fd);
+}
+
+/* Starts the session: database, journal, process metadata, ingest thread.
+ * Returns the new state. */
+static int start(void)
+{
+    char err[512];
+    S.pid = getpid();
+    S.stop = false;
+    S.thread_started = false;
+    if (xp_config_load(&S.cfg, err, sizeof err) != 0)
+        warn("xferprof: %s", err);
+    uint64_t start_wall = wall_ns();
+    uint64_t start_mono = xp_now_ns();
+    if (!choose_path(start_wall))
+        return ST_DISABLED;
+    remove_database(S.db_path);
+    if (xp_ingest_open(S.db_path, &S.ingest, err, sizeof err) != 0) {
+        warn("xferprof: cannot write %s: %s; running unprofiled", S.db_path, err);
+        return ST_DISABLED;
+    }
+    char jpath[PATH_MAX + 8];
+    snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
+    xp_journal_header h = {.pid = S.pid, .ppid = getppid(), .start_wall_ns = start_wall,
+                           .start_mono_ns = start_mono};
+    int rc = xp_journal_create(jpath, &h, &S.journal);
+    if (rc != 0) {
+        warn("xferprof: cannot write %s: %s; running unprofiled", jpath, strerror(rc));
+        xp_ingest_close(S.ingest);
+        remove_database(S.db_path);
+        return ST_DISABLED;
+    }
+    if (xp_journal_open(jpath, &S.reader, err, sizeof err) != 0) {
+        warn("xferprof: cannot read back %s: %s; running unprofiled", jpath, err);
+        xp_journal_close(S.journal);
+        xp_ingest_close(S.ingest);
+        remove_database(S.db_path);
+        return ST_DISABLED;
+    }
+    put_meta_u64("pid", (uint64_t)S.pid);
+    put_meta_u64("ppid", (uint64_t)getppid());
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    put_meta("hostname", host);
+    put_cmdline();
+    put_meta_u64("start_wall_ns", start_wall);
+    put_meta_u64("start_mono_ns", start_mono);
+    put_meta_u64("stack_depth", (uint64_t)S.cfg.stack_depth);
+    const char *rank = xp_config_rank();
+    if (rank)
+        put_meta("rank", rank);
+    xp_stack_init();
+    xp_modules_scan(S.journal);
+
+    /* The ingest thread must not take the program's signals. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    S.thread_started = pthread_create(&S.thread, NULL, ingest_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    append_manifest();
+    return ST_ON;
+}
+
+bool xp_engine_ready(void)
+{
+    int s = atomic_load_explicit(&state, memory_order_acquire);
+    if (s == ST_ON)
+        return true;
+    if (s == ST_OFF) {
+        int expected = ST_OFF;
+        if (atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
+            int saved = errno;
+            xp_depth++;
+            int next = start();
+            xp_depth--;
+            errno = saved;
+            atomic_store_explicit(&state, next, memory_order_release);
+            return next == ST_ON;
+        }
+    }
+    /* Another thread is starting the session: wait for it, so that no call
+     * around start-up goes unrecorded. */
+    while ((s = atomic_load_explicit(&state, memory_order_acquire)) == ST_STARTING)
+        sched_yield();
+    return s == ST_ON;
+}
+
+static void on_fork_child(void)
+{
+    /* The child gets its own journal and database on its first call; the
+     * parent's are left untouched (and our handles to them are dropped, not
+     * closed: closing would act on the parent's files). */
+    int s = atomic_load(&state);
+    if (s == ST_ON || s == ST_STOPPING) {
+        xp_journal_abandon_after_fork(S.journal);
+        S.journal = NULL;
+        S.ingest = NULL;
+        S.reader = NULL;
+        xp_stack_reset();
+        xp_modules_reset();
+    }
+    cached_tid = 0;
+    atomic_store(&state, ST_OFF);
+}
+
+__attribute__((constructor)) static void xp_engine_load(void)
+{
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+__attribute__((destructor)) static void xp_engine_unload(void)
+{
+    int expected = ST_ON;
+    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING) || S.pid != getpid())
+        return;
+    int saved = errno;
+    xp_depth++;
+    if (S.thread_started) {
+        pthread_mutex_lock(&S.stop_lock);
+        S.stop = true;
+        pthread_cond_signal(&S.stop_cond);
+        pthread_mutex_unlock(&S.stop_lock);
+        pthread_join(S.thread, NULL);
+    }
+    xp_modules_scan(S.journal);
+    put_meta_u64("end_wall_ns", wall_ns());
+    char err[512];
+    uint64_t lost = xp_journal_lost(S.journal);
+    if (xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err) == 0) {
+        if (lost)
+            xp_ingest_add_lost(S.ingest, lost, "the journal could not grow (disk full?)");
+        xp_ingest_close(S.ingest);
+        xp_journal_reader_close(S.reader);
+        xp_journal_close(S.journal);
+        char jpath[PATH_MAX + 8];
+        snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
+        unlink(jpath);
+    } else {
+        /* The journal stays: `xferprof recover` can finish the job. */
+        warn("xferprof: could not finish %s: %s (run: xferprof recover %s)", S.db_path, err,
+             S.db_path);
+    }
+    xp_depth--;
+    errno = saved;
+}
+
+/* ---- classification ----------------------------------------------------- */
+
+typedef CUresult (*cu_pointer_get_attribute_fn)(void *, CUpointer_attribute, CUdeviceptr);
+typedef CUresult (*cu_mem_get_info_fn)(size_t *, size_t *);
+
+/* The driver's own entry points, looked up in the libcuda the runtime has
+ * loaded (never loading one ourselves). */
+static void *driver_symbol(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *fn = dlsym(h, name);
+    dlclose(h);
+    return fn;
+}
+
+static _Atomic(cu_pointer_get_attribute_fn) cu_attr;
+
+/* Per-thread memory of what the driver said about a page. */
+#define WHERE_CACHE 64
+static __thread struct {
+    uint64_t page, generation;
+    xp_where where;
+    bool valid;
+} where_cache[WHERE_CACHE];
+
+static void ask_driver(uint64_t addr, xp_where *out)
+{
+    cu_pointer_get_attribute_fn fn = atomic_load_explicit(&cu_attr, memory_order_relaxed);
+    if (fn == NULL) {
+        fn = (cu_pointer_get_attribute_fn)driver_symbol("cuPointerGetAttribute");
+        if (fn == NULL)
+            return;
+        atomic_store_explicit(&cu_attr, fn, memory_order_relaxed);
+    }
+    unsigned int type = 0, managed = 0;
+    int ordinal = -1;
+    xp_depth++;
+    CUresult rc = fn(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)addr);
+    if (rc == CUDA_SUCCESS) {
+        fn(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)addr);
+        fn(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)addr);
+    }
+    xp_depth--;
+    if (rc != CUDA_SUCCESS)
+        return;
+    if (managed)
+        out->kind = XP_ALLOC_MANAGED;
+    else if (type == CU_MEMORYTYPE_DEVICE)
+        out->kind = XP_ALLOC_DEVICE;
+    else if (type == CU_MEMORYTYPE_HOST)
+        out->kind = XP_ALLOC_PINNED;
+    out->device = out->kind == XP_ALLOC_PINNED ? -1 : ordinal;
+}
+
+void xp_classify(uint64_t addr, xp_where *out)
+{
+    out->kind = 0;
+    out->device = -1;
+    xp_range r;
+    if (xp_registry_lookup(addr, &r)) {
+        out->kind = r.kind;
+        out->device = r.kind == XP_ALLOC_PINNED || r.kind == XP_ALLOC_REGISTERED ? -1 : r.device;
+        return;
+    }
+    uint64_t page = addr >> 12, gen = xp_registry_generation();
+    unsigned slot = (unsigned)(page % WHERE_CACHE);
+    if (where_cache[slot].valid && where_cache[slot].page == page &&
+        where_cache[slot].generation == gen) {
+        *out = where_cache[slot].where;
+        return;
+    }
+    ask_driver(addr, out);
+    where_cache[slot].page = page;
+    where_cache[slot].generation = gen;
+    where_cache[slot].where = *out;
+    where_cache[slot].valid = true;
+}
+
+int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    cu_mem_get_info_fn fn = (cu_mem_get_info_fn)driver_symbol("cuMemGetInfo_v2");
+    if (fn == NULL)
+        return -1;
+    size_t f = 0, t = 0;
+    xp_depth++;
+    CUresult rc = fn(&f, &t);
+    xp_depth--;
+    if (rc != CUDA_SUCCESS)
+        return -1;
+    *free_bytes = f;
+    *total_bytes = t;
+    return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status,
+                          int device)
+{
+    xp_call *c = xp_journal_reserve(S.journal, size);
+    if (c == NULL)
+        return NULL;
+    c->h.type = type;
+    c->h.api = (uint16_t)api;
+    c->h.size = size;
+    c->h.tid = my_tid();
+    c->start_ns = s->start_ns;
+    c->end_ns = xp_now_ns();
+    c->stack_id = xp_stack_capture(S.journal, S.cfg.stack_depth);
+    c->status = status;
+    c->device = device;
+    return c;
+}
+
+static bool host_kind(uint8_t k)
+{
+    return k == 0 || k == XP_ALLOC_PINNED || k == XP_ALLOC_REGISTERED;
+}
+
+static uint8_t host_mem_of(const xp_where *w)
+{
+    if (w->kind == XP_ALLOC_MANAGED)
+        return XP_HOST_MANAGED;
+    return w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED ? XP_HOST_PINNED
+                                                                        : XP_HOST_PAGEABLE;
+}
+
+void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+{
+    if (!s->recording)
+        return;
+    xp_where ws, wd;
+    xp_classify(c->src, &ws);
+    xp_classify(c->dst, &wd);
+    uint8_t dir;
+    switch (c->kind) {
+    case 0: dir = XP_DIR_H2H; break;
+    case 1: dir = XP_DIR_H2D; break;
+    case 2: dir = XP_DIR_D2H; break;
+    case 3: dir = XP_DIR_D2D; break;
+    default: {
+        /* cudaMemcpyDefault: unified addressing says which side is which;
+         * managed memory counts as device memory, where it is used. */
+        bool sd = !host_kind(ws.kind), dd = !host_kind(wd.kind);
+        dir = sd ? (dd ? XP_DIR_D2D : XP_DIR_D2H) : (dd ? XP_DIR_H2D : XP_DIR_H2H);
+        break;
+    }
+    }
+    uint8_t host_mem = XP_HOST_NONE;
+    if (dir == XP_DIR_H2D)
+        host_mem = host_mem_of(&ws);
+    else if (dir == XP_DIR_D2H)
+        host_mem = host_mem_of(&wd);
+    else if (dir == XP_DIR_H2H)
+        host_mem = host_mem_of(&ws) == XP_HOST_PAGEABLE || host_mem_of(&wd) == XP_HOST_PAGEABLE
+                       ? XP_HOST_PAGEABLE : XP_HOST_PINNED;
+    uint8_t blocking = !c->async ? XP_BLOCK_SYNC
+                       : host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE
+                                                      : XP_BLOCK_ASYNC;
+    int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws.device
+                 : dir == XP_DIR_H2D ? wd.device : -1;
+    if (device < 0 && dir != XP_DIR_H2H)
+        device = xp_current_device;
+    xp_rec_copy *r = reserve_call(XP_REC_COPY, c->api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->src = c->src;
+    r->dst = c->dst;
+    r->bytes = c->bytes;
+    r->stream = c->stream;
+    r->direction = dir;
+    r->host_mem = host_mem;
+    r->blocking = blocking;
+    r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
+    xp_journal_commit(r);
+}
+
+void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr, uint64_t bytes,
+                     int status)
+{
+    if (!s->recording)
+        return;
+    int device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ? -1 : xp_current_device;
+    uint64_t id = 0, mem_free = 0, mem_total = 0;
+    if (status == 0) {
+        id = atomic_fetch_add_explicit(&next_alloc_id, 1, memory_order_relaxed);
+        xp_range range = {.base = ptr, .size = bytes ? bytes : 1, .alloc_id = id, .kind = kind,
+                          .device = device};
+        xp_registry_add(&range);
+    } else if (status == 2 /* cudaErrorMemoryAllocation */ && kind != XP_ALLOC_PINNED &&
+               kind != XP_ALLOC_REGISTERED) {
+        /* Out-of-memory forensics: what the device had left right then. */
+        xp_driver_mem_info(&mem_free, &mem_total);
+    }
+    xp_rec_alloc *r = reserve_call(XP_REC_ALLOC, api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->alloc_id = id;
+    r->ptr = status == 0 ? ptr : 0;
+    r->bytes = bytes;
+    r->mem_free = mem_free;
+    r->mem_total = mem_total;
+    r->kind = kind;
+    xp_journal_commit(r);
+}
+
+void xp_record_free(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr, int status)
+{
+    if (!s->recording || (ptr == 0 && status == 0))
+        return;
+    xp_range range = {0};
+    if (status == 0)
+        xp_registry_remove(ptr, kinds, &range);
+    int device = range.alloc_id ? range.device : xp_current_device;
+    xp_rec_free *r = reserve_call(XP_REC_FREE, api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->alloc_id = range.alloc_id;
+    r->ptr = ptr;
+    r->kind = range.alloc_id ? range.kind : 0;
+    xp_journal_commit(r);
+}
+
+void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
+{
+    if (!s->recording)
+        return;
+    xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
+    if (r == NULL)
+        return;
+    r->stream = handle;
+    xp_journal_commit(r);
+}
+
+void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
+{
+    if (!s->recording || status == 0)
+        return;
+    xp_rec_call *r = reserve_call(XP_REC_CALL, api, sizeof *r, s, status, xp_current_device);
+    if (r == NULL)
+        return;
+    r->arg0 = arg0;
+    xp_journal_commit(r);
+}
