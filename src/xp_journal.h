@@ -17,13 +17,16 @@ typedef struct xp_journal xp_journal;
  * errno value (nothing is left behind on failure). */
 int xp_journal_create(const char *path, const xp_journal_header *header, xp_journal **out);
 
-/* Space for one record of `size` bytes (a multiple of 8, at most
- * XP_MAX_RECORD) in the calling thread's chunk, taking a new chunk when the
- * current one is full.  The caller fills the record, header included (type,
- * api, size, tid) except `commit`, then calls xp_journal_commit.  Returns
- * NULL when the journal cannot grow (disk full, mapping failed): the record
- * is counted as lost.  Lock-free except when a new chunk must be mapped.
- * Never allocates with malloc, never prints. */
+/* Space for one record of `size` bytes (a multiple of 8, at least 16, at
+ * most XP_MAX_RECORD) in the calling thread's chunk, taking a new chunk when
+ * the current one is full.  The space is zeroed.  The caller fills the
+ * record, header included (type, api, size, tid) except `commit`, then calls
+ * xp_journal_commit.  A thread may hold several reservations at once (they
+ * lie in reservation order; a live reader waits at the first uncommitted
+ * one).  Returns NULL for an invalid size, in a fork child (see
+ * xp_journal_abandon_after_fork), or when the journal cannot grow (disk
+ * full, mapping failed): the record is counted as lost.  Lock-free except
+ * when the file must grow.  Never allocates with malloc, never prints. */
 void *xp_journal_reserve(xp_journal *j, uint32_t size);
 
 /* Publishes a record written into space from xp_journal_reserve: stores
@@ -41,7 +44,10 @@ void xp_journal_close(xp_journal *j);
 
 /* In a child after fork(): forget the parent's journal without touching its
  * mappings' contents (the parent still writes there) and without freeing
- * anything the parent owns; the calling thread's cached chunk is dropped. */
+ * anything the parent owns; the calling thread's cached chunk is dropped.
+ * (The writer also refuses, by itself, to write into a parent's journal
+ * from a child.)  Later reservations on j fail; xp_journal_close(j) then
+ * frees only the child's private memory. */
 void xp_journal_abandon_after_fork(xp_journal *j);
 
 /* ---- reader (ingest, recover) ------------------------------------------ */
@@ -72,8 +78,10 @@ typedef int (*xp_record_fn)(void *user, const xp_rec_header *record, uint64_t ch
 /* Delivers the records committed since the previous call (or since the
  * positions given with xp_journal_seek).  With final, the writer is known to
  * be gone: an uncommitted or impossible record ends its chunk for good and
- * is counted in stats->torn if it holds anything.  Returns 0 or the
- * callback's non-zero value. */
+ * is counted in stats->torn if its header holds anything.  stats (may be
+ * NULL) receives running totals.  Returns 0, the callback's non-zero value,
+ * or -1 if the file could not be mapped or a seek could not be recorded (out
+ * of memory). */
 int xp_journal_read(xp_journal_reader *r, xp_record_fn fn, void *user, bool final,
                     xp_read_stats *stats);
 

@@ -1,0 +1,724 @@
+/* cmd_run.c: `xferprof run [options] -- CMD ARGS...`, running a program with the preload and summarizing each database it left. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xp_commands.h"
+#include "xp_config.h"
+#include "xp_format.h"
+#include "xp_ingest.h"
+#include "xp_locate.h"
+
+/* Exit status when the launcher itself cannot start CMD (as env(1) and
+ * timeout(1) do), distinct from usage errors (2) and from CMD's statuses. */
+#define XP_RUN_FAILED 125
+
+static void xp_run_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: xferprof run [options] -- CMD ARGS...\n"
+            "\n"
+            "Runs CMD with the profiler preloaded. Each process of CMD that uses CUDA writes\n"
+            "one database; after CMD ends, one line per database is printed to stderr.\n"
+            "The exit status is CMD's, or 128+N if it was killed by signal N.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output PATH     database path pattern (env XFERPROF_OUTPUT; default\n"
+            "                        %s in the current directory):\n"
+            "                          %%p pid, %%h host name, %%r rank (from RANK, LOCAL_RANK,\n"
+            "                          OMPI_COMM_WORLD_RANK or SLURM_PROCID; 0 if none),\n"
+            "                          %%t start time (YYYYmmdd-HHMMSS), %%%% a '%%'\n"
+            "                        a relative PATH is taken from the current directory\n"
+            "      --stack-depth N   frames recorded per call stack, 0 to %d; 0 turns stacks\n"
+            "                        off (env XFERPROF_STACK_DEPTH; default %d)\n"
+            "  -q, --quiet           no warnings from the profiler and no summary\n"
+            "                        (env XFERPROF_QUIET=1)\n"
+            "      --sim             run on the simulated CUDA platform (puts its folder\n"
+            "                        first in LD_LIBRARY_PATH)\n"
+            "  -h, --help            this text\n"
+            "\n"
+            "Environment:\n"
+            "  XFERPROF_OUTPUT, XFERPROF_STACK_DEPTH, XFERPROF_QUIET\n"
+            "                        read by the profiler in each process; the options\n"
+            "                        above set them, or they can be set directly\n"
+            "  XFERPROF_MANIFEST     set by xferprof run: the file where each process names\n"
+            "                        its database\n"
+            "  XFERPROF_PRELOAD_LIB  libxferprof.so to preload (default: found next to\n"
+            "                        this xferprof)\n"
+            "  XFERPROF_SIM_DIR      the simulator's folder for --sim (same default)\n"
+            "  XFERPROF_SIM_*        the simulator's settings (docs/simulator.md)\n"
+            "\n"
+            "Exit status: CMD's; 126 or 127 if CMD cannot be run; 2 for bad options;\n"
+            "%d if the profiler cannot be set up.\n",
+            XP_DEFAULT_OUTPUT, XP_MAX_FRAMES, XP_DEFAULT_STACK_DEPTH, XP_RUN_FAILED);
+}
+
+typedef struct xp_run_opts {
+    const char *output;       /* -o, or NULL */
+    const char *stack_depth;  /* --stack-depth, or NULL */
+    bool quiet;
+    bool sim;
+} xp_run_opts;
+
+/* ---- signals ------------------------------------------------------------ */
+
+/* The child to forward signals to; owned by xp_run_child, 0 when there is
+ * none (or it has ended and may be reaped, so its pid may be reused). */
+static volatile sig_atomic_t xp_child_pid;
+/* Whether the launcher leads its session (set before handlers go in). */
+static volatile sig_atomic_t xp_session_leader;
+
+static const int xp_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define XP_NFORWARDED (sizeof xp_forwarded / sizeof xp_forwarded[0])
+
+static void xp_forward(int sig, siginfo_t *info, void *ctx)
+{
+    (void)ctx;
+    /* A signal the kernel sent to the whole foreground process group
+     * (Ctrl-C, Ctrl-\, terminal hangup) already reached the child, which
+     * shares our group: sending it again would make one Ctrl-C look like
+     * two.  Only a terminal hangup is sent to the session leader alone, so
+     * for a launcher leading its session that one is passed on. */
+    if (info && info->si_code == SI_KERNEL && !(sig == SIGHUP && xp_session_leader))
+        return;
+    pid_t pid = (pid_t)xp_child_pid;
+    if (pid > 0) {
+        int saved = errno;
+        kill(pid, sig);
+        errno = saved;
+    }
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Puts value first in the ':'-separated list in environment variable var
+ * (value alone when var is unset or empty: an empty LD_LIBRARY_PATH element
+ * would mean the current directory). */
+static int xp_prepend_env(const char *var, const char *value)
+{
+    const char *old = getenv(var);
+    size_t vn = strlen(value);
+    if (!old || !*old)
+        return setenv(var, value, 1);
+    if (strncmp(old, value, vn) == 0 && (old[vn] == ':' || old[vn] == ' ' || old[vn] == '\0'))
+        return 0; /* already first, e.g. xferprof run inside xferprof run */
+    size_t n = vn + 1 + strlen(old) + 1;
+    char *s = malloc(n);
+    if (!s)
+        return -1;
+    snprintf(s, n, "%s:%s", value, old);
+    int rc = setenv(var, s, 1);
+    free(s);
+    return rc;
+}
+
+/* Parses --stack-depth with the same rules as the preload (decimal 0..256). */
+static int xp_parse_depth(const char *s, int *out)
+{
+    long v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (*s - '0');
+        if (v > XP_MAX_FRAMES)
+            return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The output pattern made absolute against the current directory (a '%' in
+ * that directory's name doubled), so that every process of CMD, whatever
+ * directory it runs in, writes where the user asked from.  Checks the pattern
+ * expands and its folder is writable.  Returns 0, or -1 after printing why. */
+static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
+{
+    char expanded[PATH_MAX], cwd[PATH_MAX];
+    size_t pos = 0;
+
+    if (xp_expand_output(pattern, getpid(), NULL, xp_config_rank(), (int64_t)time(NULL), expanded,
+                         sizeof expanded) != 0) {
+        fprintf(stderr,
+                "xferprof: bad output pattern '%s': unknown %%-sequence or too long "
+                "(known: %%p %%h %%r %%t %%%%)\n",
+                pattern);
+        return -1;
+    }
+    if (pattern[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        for (const char *c = cwd; *c; c++) {
+            if (pos + 3 >= outlen) {
+                fprintf(stderr, "xferprof: output path too long: '%s/%s'\n", cwd, pattern);
+                return -1;
+            }
+            if (*c == '%')
+                out[pos++] = '%';
+            out[pos++] = *c;
+        }
+        if (pos > 0 && out[pos - 1] != '/')
+            out[pos++] = '/';
+    }
+    if (pos + strlen(pattern) >= outlen) {
+        fprintf(stderr, "xferprof: output path too long: '%s'\n", pattern);
+        return -1;
+    }
+    memcpy(out + pos, pattern, strlen(pattern) + 1);
+    if (xp_expand_output(out, getpid(), NULL, xp_config_rank(), (int64_t)time(NULL), expanded,
+                         sizeof expanded) != 0) {
+        fprintf(stderr, "xferprof: output path too long: '%s'\n", out);
+        return -1;
+    }
+
+    /* The folder must exist and be writable, or every process would warn and
+     * record nothing; checked only when the folder's name has no pattern in
+     * it (a %p folder differs per process). */
+    char *slash = strrchr(out, '/');
+    if (slash && !memchr(out, '%', (size_t)(slash - out))) {
+        char dir[PATH_MAX];
+        size_t dn = slash == out ? 1 : (size_t)(slash - out);
+        memcpy(dir, out, dn);
+        dir[dn] = '\0';
+        if (access(dir, W_OK | X_OK) != 0) {
+            fprintf(stderr, "xferprof: cannot write databases in '%s': %s\n", dir,
+                    strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* "512 B", "1.5 KiB", "64.0 MiB". */
+static void xp_bytes(char *buf, size_t len, long long bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%lld B", bytes);
+        return;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+/* Whether pid is a process that has not exited (a zombie has). */
+static bool xp_process_running(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses, so the
+     * state follows the last ')'. */
+    char *p = strrchr(buf, ')');
+    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/* ---- the manifest ------------------------------------------------------- */
+
+typedef struct xp_proc {
+    long pid, ppid;
+    char *db;
+} xp_proc;
+
+/* Reads "PID PPID DBPATH\n" lines; a line without its newline (a process
+ * killed in its write) or otherwise malformed is skipped.  The same database
+ * named twice (exec keeps the pid) is one entry, with the last pid. */
+static int xp_read_manifest(int fd, xp_proc **out, size_t *count)
+{
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    xp_proc *procs = NULL;
+    size_t n = 0;
+
+    if (lseek(fd, 0, SEEK_SET) < 0)
+        return -1;
+    for (;;) {
+        if (cap - len < 4096) {
+            char *t = realloc(text, cap + 65536);
+            if (!t)
+                goto fail;
+            text = t;
+            cap += 65536;
+        }
+        ssize_t r = read(fd, text + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            goto fail;
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    if (!text)
+        goto done;
+    text[len] = '\0';
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        char *end;
+        long pid = strtol(line, &end, 10);
+        if (end == line || *end != ' ' || pid <= 0)
+            continue;
+        char *p2 = end + 1;
+        long ppid = strtol(p2, &end, 10);
+        if (end == p2 || *end != ' ' || !end[1])
+            continue;
+        const char *db = end + 1;
+        size_t i;
+        for (i = 0; i < n && strcmp(procs[i].db, db) != 0; i++)
+            ;
+        if (i == n) {
+            xp_proc *t = realloc(procs, (n + 1) * sizeof *procs);
+            if (!t || !(t[n].db = strdup(db))) {
+                procs = t ? t : procs;
+                goto fail;
+            }
+            procs = t;
+            n++;
+        }
+        procs[i].pid = pid;
+        procs[i].ppid = ppid;
+    }
+done:
+    free(text);
+    *out = procs;
+    *count = n;
+    return 0;
+fail:
+    free(text);
+    for (size_t i = 0; i < n; i++)
+        free(procs[i].db);
+    free(procs);
+    return -1;
+}
+
+/* ---- after CMD: recover, mark, summarize -------------------------------- */
+
+/* Prints "xferprof: pid P: DB: N copies, ..." from read-only queries.
+ * Returns 0, or -1 after printing why it could not. */
+static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    long long copies = 0, h2d = 0, d2h = 0, live = 0, live_bytes = 0;
+    int rc = sqlite3_open_v2(p->db, &db, SQLITE_OPEN_READONLY, NULL);
+
+    if (rc == SQLITE_OK)
+        sqlite3_busy_timeout(db, 5000); /* a descendant may still be ingesting */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT count(*), sum(CASE WHEN direction='H2D' THEN bytes END), "
+                                "sum(CASE WHEN direction='D2H' THEN bytes END) "
+                                "FROM copies WHERE status=0",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        copies = sqlite3_column_int64(st, 0);
+        h2d = sqlite3_column_int64(st, 1); /* NULL (no such copies) reads as 0 */
+        d2h = sqlite3_column_int64(st, 2);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT count(*), sum(bytes) FROM allocations "
+                                "WHERE free_ns IS NULL",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        live = sqlite3_column_int64(st, 0);
+        live_bytes = sqlite3_column_int64(st, 1);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK) {
+        fprintf(stderr, "xferprof: pid %ld: %s: cannot read the database: %s\n", p->pid, shown,
+                db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_close(db);
+
+    char b1[32], b2[32], b3[48] = "";
+    xp_bytes(b1, sizeof b1, h2d);
+    xp_bytes(b2, sizeof b2, d2h);
+    if (live > 0) {
+        char b[32];
+        xp_bytes(b, sizeof b, live_bytes);
+        snprintf(b3, sizeof b3, " (%s)", b);
+    }
+    fprintf(stderr,
+            "xferprof: pid %ld: %s: %lld cop%s, %s H2D, %s D2H, %lld allocation%s live at exit%s%s\n",
+            p->pid, shown, copies, copies == 1 ? "y" : "ies", b1, b2, live, live == 1 ? "" : "s", b3,
+            recovered ? ", recovered" : "");
+    return 0;
+}
+
+/* Records the launcher's view of how CMD ended in its database. */
+static int xp_mark_exit(const char *path, int status, char *err, size_t errlen)
+{
+    xp_ingest *ig;
+    char value[16];
+    if (xp_ingest_open(path, &ig, err, errlen) != 0)
+        return -1;
+    snprintf(value, sizeof value, "%d", status);
+    int rc = xp_ingest_set_meta(ig, "exit_status", value);
+    if (rc != 0)
+        snprintf(err, errlen, "cannot store exit_status");
+    xp_ingest_close(ig);
+    return rc;
+}
+
+static void xp_finish(int manifest_fd, pid_t child, int status, bool quiet)
+{
+    xp_proc *procs = NULL;
+    size_t n = 0;
+    char cwd[PATH_MAX], err[512];
+    size_t cwdlen = 0;
+
+    if (xp_read_manifest(manifest_fd, &procs, &n) != 0) {
+        fprintf(stderr, "xferprof: cannot read the list of databases: %s\n", strerror(errno));
+        return;
+    }
+    if (n == 0) {
+        if (!quiet)
+            fprintf(stderr, "xferprof: no CUDA activity recorded\n");
+        return;
+    }
+    if (getcwd(cwd, sizeof cwd))
+        cwdlen = strlen(cwd);
+
+    /* The top process's database is the last one its pid created: after an
+     * exec the final program is the one whose status CMD's is. */
+    size_t top = n;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].pid == (long)child)
+            top = i;
+
+    for (size_t i = 0; i < n; i++) {
+        xp_proc *p = &procs[i];
+        char journal[PATH_MAX + sizeof XP_JOURNAL_SUFFIX];
+        const char *shown = p->db;
+        bool recovered = false;
+
+        /* Shown relative to where the user ran xferprof, when it is below it. */
+        if (cwdlen > 1 && strncmp(p->db, cwd, cwdlen) == 0 && p->db[cwdlen] == '/')
+            shown = p->db + cwdlen + 1;
+        /* A descendant that outlived CMD is still writing: its journal is
+         * live, and it will finish its own database when it exits. */
+        if (i != top && p->pid != (long)child && xp_process_running((pid_t)p->pid)) {
+            if (!quiet)
+                fprintf(stderr, "xferprof: pid %ld: %s: still running\n", p->pid, shown);
+            continue;
+        }
+        snprintf(journal, sizeof journal, "%s%s", p->db, XP_JOURNAL_SUFFIX);
+        if (access(journal, F_OK) == 0) {
+            bool did = false;
+            if (xp_recover(p->db, &did, err, sizeof err) != 0) {
+                fprintf(stderr, "xferprof: pid %ld: %s: recovery failed: %s\n", p->pid, shown,
+                        err);
+                continue;
+            }
+            recovered = did;
+        }
+        if (access(p->db, F_OK) != 0) {
+            fprintf(stderr, "xferprof: pid %ld: %s: the database is missing\n", p->pid, shown);
+            continue;
+        }
+        if (i == top && xp_mark_exit(p->db, status, err, sizeof err) != 0)
+            fprintf(stderr, "xferprof: pid %ld: %s: cannot record the exit status: %s\n", p->pid,
+                    shown, err);
+        if (!quiet)
+            xp_summarize(p, shown, recovered);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(procs[i].db);
+    free(procs);
+}
+
+/* ---- running CMD -------------------------------------------------------- */
+
+/* Forks and execs argv with signals forwarded while it runs.  Returns CMD's
+ * exit status as the launcher reports it (128+N for signal N), or -1 after
+ * printing why it could not be started (*exit_code then holds 126/127/125). */
+static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
+{
+    struct sigaction old[XP_NFORWARDED], sa;
+    bool installed[XP_NFORWARDED] = {false};
+    sigset_t forwarded, oldmask;
+    int pipefd[2];
+    struct termios tio;
+    bool have_tio = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &tio) == 0;
+
+    /* Tells the parent why exec failed; closed by a successful exec. */
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        fprintf(stderr, "xferprof: pipe: %s\n", strerror(errno));
+        *exit_code = XP_RUN_FAILED;
+        return -1;
+    }
+    xp_session_leader = getsid(0) == getpid();
+
+    /* Blocked across fork so that a signal arriving before the child's pid
+     * is known is delivered (and forwarded) right after, not lost. */
+    sigemptyset(&forwarded);
+    for (size_t i = 0; i < XP_NFORWARDED; i++)
+        sigaddset(&forwarded, xp_forwarded[i]);
+    sigprocmask(SIG_BLOCK, &forwarded, &oldmask);
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = xp_forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    for (size_t i = 0; i < XP_NFORWARDED; i++) {
+        sigaction(xp_forwarded[i], NULL, &old[i]);
+        /* A signal ignored on the way in (nohup) stays ignored by the
+         * child through exec; nothing to forward. */
+        if (old[i].sa_handler == SIG_IGN && !(old[i].sa_flags & SA_SIGINFO))
+            continue;
+        sigaction(xp_forwarded[i], &sa, NULL);
+        installed[i] = true;
+    }
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        for (size_t i = 0; i < XP_NFORWARDED; i++)
+            if (installed[i])
+                sigaction(xp_forwarded[i], &old[i], NULL);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        fprintf(stderr, "xferprof: fork: %s\n", strerror(e));
+        *exit_code = XP_RUN_FAILED;
+        return -1;
+    }
+    if (pid == 0) {
+        /* The child gets the dispositions and mask CMD would have had
+         * without us (our handler must not run here: it would signal pid 0,
+         * our whole process group). */
+        for (size_t i = 0; i < XP_NFORWARDED; i++)
+            if (installed[i])
+                sigaction(xp_forwarded[i], &old[i], NULL);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        close(pipefd[0]);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t w = write(pipefd[1], &e, sizeof e);
+        (void)w;
+        _exit(e == ENOENT ? 127 : 126);
+    }
+
+    xp_child_pid = pid;
+    *child_out = pid;
+    /* Writing the summary to a closed stderr must not kill us before we exit
+     * with CMD's status; set only here so that CMD inherits the default. */
+    signal(SIGPIPE, SIG_IGN);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    close(pipefd[1]);
+
+    int exec_errno = 0;
+    ssize_t r;
+    while ((r = read(pipefd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+        ;
+    close(pipefd[0]);
+
+    /* Wait without reaping: while the pid is ours no other process can get
+     * it, so the handler cannot hit a stranger. */
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+        ;
+    sigprocmask(SIG_BLOCK, &forwarded, NULL);
+    xp_child_pid = 0;
+    for (size_t i = 0; i < XP_NFORWARDED; i++)
+        if (installed[i])
+            sigaction(xp_forwarded[i], &old[i], NULL);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    /* From here a Ctrl-C stops the post-processing as it would any program
+     * (recovery is resumable). */
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+
+    if (r == (ssize_t)sizeof exec_errno) {
+        fprintf(stderr, "xferprof: cannot run '%s': %s\n", argv[0], strerror(exec_errno));
+        *exit_code = exec_errno == ENOENT ? 127 : 126;
+        return -1;
+    }
+    if (WIFSIGNALED(wst)) {
+        /* A program killed in raw or no-echo mode (an editor, a password
+         * prompt) would leave the terminal that way; put back what it was.
+         * Only from the foreground: elsewhere tcsetattr would stop us. */
+        if (have_tio && tcgetpgrp(STDIN_FILENO) == getpgrp())
+            tcsetattr(STDIN_FILENO, TCSADRAIN, &tio);
+        return 128 + WTERMSIG(wst);
+    }
+    return WIFEXITED(wst) ? WEXITSTATUS(wst) : XP_RUN_FAILED;
+}
+
+/* The manifest: created empty, named to every process through
+ * XFERPROF_MANIFEST.  Returns its fd, or -1 after printing why. */
+static int xp_make_manifest(char *path, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((size_t)snprintf(path, len, "%s/xferprof-manifest-XXXXXX", tmp) >= len) {
+        fprintf(stderr, "xferprof: TMPDIR is too long\n");
+        return -1;
+    }
+    /* O_CLOEXEC: CMD appends through its own open (O_APPEND), and must not
+     * inherit an fd it does not know about. */
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        fprintf(stderr, "xferprof: cannot create a temporary file in %s: %s\n", tmp,
+                strerror(errno));
+    return fd;
+}
+
+int xp_command_run(int argc, char **argv)
+{
+    enum { XP_OPT_STACK_DEPTH = 256, XP_OPT_SIM };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"stack-depth", required_argument, NULL, XP_OPT_STACK_DEPTH},
+        {"quiet", no_argument, NULL, 'q'},
+        {"sim", no_argument, NULL, XP_OPT_SIM},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    xp_run_opts o = {0};
+    int c, depth;
+
+    /* '+': options end at CMD, so CMD's own options are left alone even
+     * without "--"; ':': we word the errors ourselves. */
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+:o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o.output = optarg;
+            break;
+        case XP_OPT_STACK_DEPTH:
+            if (xp_parse_depth(optarg, &depth) != 0) {
+                fprintf(stderr, "xferprof: --stack-depth '%s': not an integer from 0 to %d\n",
+                        optarg, XP_MAX_FRAMES);
+                return 2;
+            }
+            o.stack_depth = optarg;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case XP_OPT_SIM:
+            o.sim = true;
+            break;
+        case 'h':
+            xp_run_usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, "xferprof: run: option '%s' needs a value (see 'xferprof run --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        default:
+            if (optopt)
+                fprintf(stderr, "xferprof: run: unknown option '-%c' (see 'xferprof run --help')\n",
+                        optopt);
+            else
+                fprintf(stderr, "xferprof: run: unknown option '%s' (see 'xferprof run --help')\n",
+                        argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "xferprof: run: no command given (usage: xferprof run [options] -- CMD "
+                        "ARGS...)\n");
+        return 2;
+    }
+    char **cmd = argv + optind;
+
+    char preload[PATH_MAX], simdir[PATH_MAX], err[1536];
+    if (xp_locate_preload(preload, sizeof preload, err, sizeof err) != 0) {
+        fprintf(stderr, "xferprof: %s\n", err);
+        return XP_RUN_FAILED;
+    }
+    /* LD_PRELOAD has no quoting: its elements are split at ':' and ' '. */
+    if (strpbrk(preload, ": ")) {
+        fprintf(stderr, "xferprof: cannot preload '%s': its path holds ':' or a space\n", preload);
+        return XP_RUN_FAILED;
+    }
+    if (o.sim && xp_locate_sim_dir(simdir, sizeof simdir, err, sizeof err) != 0) {
+        fprintf(stderr, "xferprof: %s\n", err);
+        return XP_RUN_FAILED;
+    }
+
+    /* The settings go to the preload through the environment; an option
+     * overrides a variable the user set, which otherwise passes through. */
+    const char *pattern = o.output;
+    if (!pattern) {
+        const char *env = getenv("XFERPROF_OUTPUT");
+        pattern = env && *env ? env : XP_DEFAULT_OUTPUT;
+    }
+    char output[PATH_MAX];
+    if (xp_output_pattern(pattern, output, sizeof output) != 0)
+        return 2;
+    if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
+        (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||
+        (o.quiet && setenv("XFERPROF_QUIET", "1", 1) != 0)) {
+        fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
+        return XP_RUN_FAILED;
+    }
+    /* Checks what the preload will read, inherited variables included:
+     * better refused here than warned about in every process. */
+    xp_config cfg;
+    if (xp_config_load(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "xferprof: %s\n", err);
+        return 2;
+    }
+
+    char manifest[PATH_MAX];
+    int mfd = xp_make_manifest(manifest, sizeof manifest);
+    if (mfd < 0)
+        return XP_RUN_FAILED;
+    if (setenv("XFERPROF_MANIFEST", manifest, 1) != 0 || xp_prepend_env("LD_PRELOAD", preload) != 0 ||
+        (o.sim && xp_prepend_env("LD_LIBRARY_PATH", simdir) != 0)) {
+        fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
+        close(mfd);
+        unlink(manifest);
+        return XP_RUN_FAILED;
+    }
+
+    pid_t child = 0;
+    int exit_code = 0;
+    int status = xp_run_child(cmd, &child, &exit_code);
+    if (status < 0) {
+        close(mfd);
+        unlink(manifest);
+        return exit_code;
+    }
+    xp_finish(mfd, child, status, cfg.quiet);
+    close(mfd);
+    unlink(manifest);
+    return status;
+}

@@ -1,0 +1,166 @@
+/* xp_config.c: the preload's settings from XFERPROF_* variables, and the expansion of output patterns. */
+#include "xp_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xp_format.h"
+
+/* Keeps the first reason only: the preload prints one line, and the first
+ * malformed setting is the one to fix first. */
+static void xp_config_fail(int *rc, char *err, size_t errlen, const char *name,
+                           const char *value, const char *what)
+{
+    if (*rc == 0 && err && errlen)
+        snprintf(err, errlen, "%s='%.64s%s' %s", name, value, strlen(value) > 64 ? "..." : "",
+                 what);
+    *rc = -1;
+}
+
+/* An empty variable counts as unset: `XFERPROF_OUTPUT= prog` is how people
+ * clear a setting in a shell. */
+static const char *xp_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* Decimal digits only (no sign, no blanks, no "0x"): a typo must not silently
+ * become some other depth. */
+static int xp_parse_depth(const char *s, int *out)
+{
+    long v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (*s - '0');
+        if (v > XP_MAX_FRAMES)
+            return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int xp_config_load(xp_config *c, char *err, size_t errlen)
+{
+    int rc = 0;
+    const char *v;
+
+    if (err && errlen)
+        err[0] = '\0';
+    memset(c, 0, sizeof *c);
+    snprintf(c->output, sizeof c->output, "%s", XP_DEFAULT_OUTPUT);
+    c->stack_depth = XP_DEFAULT_STACK_DEPTH;
+
+    if ((v = xp_env("XFERPROF_OUTPUT"))) {
+        if (strlen(v) < sizeof c->output)
+            memcpy(c->output, v, strlen(v) + 1);
+        else
+            xp_config_fail(&rc, err, errlen, "XFERPROF_OUTPUT", v, "is longer than PATH_MAX");
+    }
+    if ((v = xp_env("XFERPROF_STACK_DEPTH")) && xp_parse_depth(v, &c->stack_depth) != 0) {
+        c->stack_depth = XP_DEFAULT_STACK_DEPTH;
+        xp_config_fail(&rc, err, errlen, "XFERPROF_STACK_DEPTH", v,
+                       "is not an integer from 0 to 256");
+    }
+    if ((v = xp_env("XFERPROF_QUIET"))) {
+        if (strcmp(v, "1") == 0)
+            c->quiet = true;
+        else if (strcmp(v, "0") != 0)
+            xp_config_fail(&rc, err, errlen, "XFERPROF_QUIET", v, "is neither 1 nor 0");
+    }
+    if ((v = xp_env("XFERPROF_MANIFEST"))) {
+        if (strlen(v) < sizeof c->manifest)
+            memcpy(c->manifest, v, strlen(v) + 1);
+        else
+            xp_config_fail(&rc, err, errlen, "XFERPROF_MANIFEST", v, "is longer than PATH_MAX");
+    }
+    return rc;
+}
+
+const char *xp_config_rank(void)
+{
+    /* torchrun/accelerate, then per-node launchers, Open MPI, Slurm. */
+    static const char *const names[] = {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
+                                        "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = xp_env(names[i]);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+/* Appends s to out at *pos; -1 when it (plus the final NUL) does not fit. */
+static int xp_put(char *out, size_t outlen, size_t *pos, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= outlen - *pos)
+        return -1;
+    memcpy(out + *pos, s, n);
+    *pos += n;
+    out[*pos] = '\0';
+    return 0;
+}
+
+int xp_expand_output(const char *pattern, pid_t pid, const char *host, const char *rank,
+                     int64_t start_wall_s, char *out, size_t outlen)
+{
+    char buf[256];
+    size_t pos = 0;
+
+    if (!out || outlen == 0)
+        return -1;
+    out[0] = '\0';
+    for (const char *p = pattern; *p; p++) {
+        if (*p != '%') {
+            char c[2] = {*p, '\0'};
+            if (xp_put(out, outlen, &pos, c) != 0)
+                goto fail;
+            continue;
+        }
+        const char *piece = buf;
+        switch (*++p) {
+        case 'p':
+            snprintf(buf, sizeof buf, "%ld", (long)pid);
+            break;
+        case 'h':
+            if (host) {
+                piece = host;
+            } else if (gethostname(buf, sizeof buf) != 0 || !buf[0]) {
+                piece = "localhost";
+            } else {
+                buf[sizeof buf - 1] = '\0'; /* gethostname may not terminate a truncated name */
+            }
+            break;
+        case 'r':
+            piece = rank ? rank : "0";
+            break;
+        case 't': {
+            time_t t = (time_t)start_wall_s;
+            struct tm tm;
+            if (!localtime_r(&t, &tm) || strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm) == 0)
+                goto fail;
+            break;
+        }
+        case '%':
+            piece = "%";
+            break;
+        default: /* unknown letter, or a '%' ending the pattern */
+            goto fail;
+        }
+        if (xp_put(out, outlen, &pos, piece) != 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    /* Never hand back half a path: a caller that ignores the result must not
+     * create a file with a truncated name. */
+    out[0] = '\0';
+    return -1;
+}

@@ -1,0 +1,441 @@
+/* xp_journal_writer.c: writing the journal: per-thread chunks of a shared file mapping. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xp_journal.h"
+
+/*
+ * Layout in memory.  Chunks are mapped one by one (MAP_SHARED, MAP_FIXED) by
+ * the thread that takes them, into "windows": address ranges reserved
+ * PROT_NONE ahead of time, XP_WINDOW_CHUNKS chunks each, where chunk i sits at
+ * window[i / XP_WINDOW_CHUNKS] + (i % XP_WINDOW_CHUNKS) * stride.  With 4 KiB
+ * pages stride == XP_CHUNK_SIZE, so neighbouring chunks are neighbouring
+ * mappings of neighbouring file offsets and the kernel merges them into one
+ * VMA: a 16 GiB journal does not run into vm.max_map_count (65530), and close
+ * unmaps a window in one call.  Larger pages (16/64 KiB) cannot map a chunk
+ * at its exact offset (the 4 KiB header shifts every chunk off a page
+ * boundary), so there each chunk maps from the page below its start and gets
+ * a stride of one extra page: correct, just no merging.
+ *
+ * Crash safety.  Records live in the page cache through a MAP_SHARED mapping
+ * of the file, so once xp_journal_commit has returned, a SIGKILL or crash of
+ * the process cannot lose them: the pages belong to the file, not to the
+ * process.  No msync is needed for that; surviving power loss or a kernel
+ * crash is out of scope (it would cost an msync per record or per chunk).
+ *
+ * fork.  A child must never write into the parent's chunks: its copy of a
+ * thread's cached chunk is the same file pages, at the offsets the parent
+ * writes next.  xp_journal_abandon_after_fork drops the cache, but a hooked
+ * call could come first (from an atfork handler registered before the
+ * engine's).  So the hot path compares the thread's cached generation with
+ * one kept in a page marked MADV_WIPEONFORK: in a child it reads 0, no cached
+ * chunk matches, and the slow path refuses the journal.  (Kernels before
+ * 4.14 lack the flag; there abandoning is the only guard.)
+ *
+ * Disk space.  The file grows in steps of several chunks under grow_lock.
+ * Blocks are reserved with fallocate(FALLOC_FL_KEEP_SIZE) before ftruncate
+ * makes them visible, because a store into a mapped hole on a full disk
+ * kills the program with SIGBUS; where the file system has no fallocate the
+ * growth is best effort (plain ftruncate).  ENOSPC, EDQUOT and a file size
+ * limit make the reservation fail: the record is counted as lost.
+ */
+
+enum {
+    XP_WINDOW_CHUNKS = 256,        /* 64 MiB of address space per window */
+    XP_WINDOW_SLOTS = 16384,       /* 4M chunks: a 1 TiB journal at most */
+    XP_GROW_MIN = 8,               /* chunks per growth step: 2 MiB ... */
+    XP_GROW_MAX = 64,              /* ... to 16 MiB, a quarter of the file between */
+};
+#define XP_MAX_CHUNKS ((uint64_t)XP_WINDOW_CHUNKS * XP_WINDOW_SLOTS)
+/* After the journal failed to grow, reservations that need a new chunk fail
+ * at once for this long, instead of each trying the file system again. */
+#define XP_RETRY_NS 100000000ull
+
+struct xp_journal {
+    uint64_t gen;                  /* unique per journal object */
+    const uint64_t *live_gen;      /* gen, in a page zeroed in fork children (see the top) */
+    int fd;
+    size_t page;
+    size_t stride;                 /* bytes between chunk slots in a window */
+    size_t window_len;             /* XP_WINDOW_CHUNKS * stride */
+    xp_journal_header *hdr;        /* the mapped header page (chunks_used hint) */
+    char **windows;                /* see below */
+    char *path;
+    /* What changes, on a cache line of its own: the line above is read by
+     * every reservation of every thread. */
+    _Alignas(64) _Atomic uint64_t next_chunk;  /* next chunk index to hand out */
+    _Atomic uint64_t file_chunks;  /* chunks the file holds; release-stored after growth */
+    _Atomic uint64_t lost;
+    _Atomic uint64_t retry_after;  /* CLOCK_MONOTONIC_COARSE ns; 0: no growth failure */
+    atomic_bool abandoned;
+    pthread_mutex_t grow_lock;     /* held only to grow the file (rare), never across a CUDA call */
+};
+/* windows[w]: base of window w or NULL.  Written under grow_lock before
+ * file_chunks covers it, read by takers after an acquire of file_chunks. */
+
+/* Source of xp_journal.gen: a new value per journal, so a thread's cached
+ * chunk is never used with another journal, even one malloc placed at the
+ * same address (or the child's journal after fork).  Owned by this file. */
+static _Atomic uint64_t xp_journal_generations;
+
+/* The calling thread's chunk.  initial-exec TLS: the library is preloaded (so
+ * its TLS is static) and the hot path must not call __tls_get_addr. */
+typedef struct xp_writer_tls {
+    char *next;                    /* where the next record goes */
+    char *end;                     /* end of the chunk */
+    uint64_t gen;                  /* the journal it belongs to; 0: none */
+} xp_writer_tls;
+static __thread xp_writer_tls xp_tls __attribute__((tls_model("initial-exec")));
+
+static bool xp_valid_size(uint32_t size)
+{
+    return size >= sizeof(xp_rec_header) && size <= XP_MAX_RECORD && (size & 7u) == 0;
+}
+
+static uint64_t xp_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reserves address space for the windows covering chunks [from, to). */
+static int xp_make_windows(xp_journal *j, uint64_t from, uint64_t to)
+{
+    for (uint64_t w = from / XP_WINDOW_CHUNKS; w <= (to - 1) / XP_WINDOW_CHUNKS; w++) {
+        if (j->windows[w] != NULL)
+            continue;
+        void *p = mmap(NULL, j->window_len, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return errno;
+        j->windows[w] = p;
+    }
+    return 0;
+}
+
+/* Makes the file `chunks` chunks long; the disk blocks first (see the top). */
+static int xp_extend_file(xp_journal *j, uint64_t have, uint64_t chunks)
+{
+    off_t from = (off_t)(XP_JOURNAL_HEADER_SIZE + have * XP_CHUNK_SIZE);
+    off_t to = (off_t)(XP_JOURNAL_HEADER_SIZE + chunks * XP_CHUNK_SIZE);
+    /* A file size limit would make ftruncate raise SIGXFSZ, which kills the
+     * program by default: refuse before the kernel does. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)to > rl.rlim_cur)
+        return EFBIG;
+    int rc;
+    do
+        rc = fallocate(j->fd, FALLOC_FL_KEEP_SIZE, from, to - from);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
+        return errno;
+    /* Other failures (EOPNOTSUPP, ENOSYS...): no preallocation here; go on. */
+    do
+        rc = ftruncate(j->fd, to);
+    while (rc != 0 && errno == EINTR);
+    return rc == 0 ? 0 : errno;
+}
+
+/* Grows the file to hold at least `need` chunks.  The only lock of the
+ * writer; taken once per growth step, not per chunk or record. */
+static int xp_grow(xp_journal *j, uint64_t need)
+{
+    if (need > XP_MAX_CHUNKS)
+        return EFBIG;
+    int err = 0;
+    pthread_mutex_lock(&j->grow_lock);
+    uint64_t have = atomic_load_explicit(&j->file_chunks, memory_order_relaxed);
+    if (have < need) {
+        uint64_t step = have / 4;
+        step = step < XP_GROW_MIN ? XP_GROW_MIN : step > XP_GROW_MAX ? XP_GROW_MAX : step;
+        uint64_t want = have + step > need ? have + step : need;
+        if (want > XP_MAX_CHUNKS)
+            want = XP_MAX_CHUNKS;
+        err = xp_make_windows(j, have, want);
+        if (err == 0) {
+            err = xp_extend_file(j, have, want);
+            if (err != 0 && want > need) {
+                /* Near the limit of the disk: perhaps one chunk still fits. */
+                want = need;
+                err = xp_extend_file(j, have, want);
+            }
+        }
+        if (err == 0)
+            atomic_store_explicit(&j->file_chunks, want, memory_order_release);
+    }
+    pthread_mutex_unlock(&j->grow_lock);
+    return err;
+}
+
+/* Raises the header's chunks_used hint to at least n. */
+static void xp_hint_chunks(xp_journal *j, uint64_t n)
+{
+    uint64_t cur = __atomic_load_n(&j->hdr->chunks_used, __ATOMIC_RELAXED);
+    while (cur < n && !__atomic_compare_exchange_n(&j->hdr->chunks_used, &cur, n, true,
+                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Takes the next chunk for the calling thread, maps it and writes its
+ * header.  An index is claimed only when the file already holds it (CAS, not
+ * fetch_add), so failing to grow never leaves holes to be filled later. */
+static char *xp_take_chunk(xp_journal *j)
+{
+    uint64_t idx = atomic_load_explicit(&j->next_chunk, memory_order_relaxed);
+    for (;;) {
+        uint64_t have = atomic_load_explicit(&j->file_chunks, memory_order_acquire);
+        if (idx < have) {
+            if (atomic_compare_exchange_weak_explicit(&j->next_chunk, &idx, idx + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+            continue;
+        }
+        if (xp_grow(j, idx + 1) != 0)
+            return NULL;
+    }
+    uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
+    uint64_t map_off = off & ~(uint64_t)(j->page - 1);
+    size_t delta = (size_t)(off - map_off);
+    size_t len = (XP_CHUNK_SIZE + delta + j->page - 1) & ~(j->page - 1);
+    char *slot = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
+    void *m = mmap(slot, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, j->fd,
+                   (off_t)map_off);
+    if (m == MAP_FAILED)
+        return NULL;  /* the chunk stays zero: readers skip it */
+    char *c = (char *)m + delta;
+    xp_chunk_header *ch = (xp_chunk_header *)c;
+    ch->tid = (uint32_t)syscall(SYS_gettid);
+    ch->index = idx;
+    /* Last, so a reader that sees the magic sees tid and index too. */
+    __atomic_store_n(&ch->magic, XP_CHUNK_MAGIC, __ATOMIC_RELEASE);
+    xp_hint_chunks(j, idx + 1);
+    return c;
+}
+
+/* Whether this is (still) the process that created the journal. */
+static bool xp_owned(const xp_journal *j)
+{
+    return *j->live_gen == j->gen && !atomic_load_explicit(&j->abandoned, memory_order_relaxed);
+}
+
+/* Out of line, so that the hot path below stays a leaf without spills. */
+__attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint32_t size)
+{
+    if (!xp_valid_size(size) || !xp_owned(j))
+        goto lost;
+    uint64_t retry = atomic_load_explicit(&j->retry_after, memory_order_relaxed);
+    if (retry != 0 && xp_coarse_ns() < retry)
+        goto lost;
+    char *c = xp_take_chunk(j);
+    if (c == NULL) {
+        atomic_store_explicit(&j->retry_after, xp_coarse_ns() + XP_RETRY_NS,
+                              memory_order_relaxed);
+        goto lost;
+    }
+    if (retry != 0)
+        atomic_store_explicit(&j->retry_after, 0, memory_order_relaxed);
+    /* The rest of the previous chunk stays zero: the end of it for readers. */
+    xp_writer_tls *t = &xp_tls;
+    t->gen = j->gen;
+    t->next = c + sizeof(xp_chunk_header) + size;
+    t->end = c + XP_CHUNK_SIZE;
+    return c + sizeof(xp_chunk_header);
+lost:
+    atomic_fetch_add_explicit(&j->lost, 1, memory_order_relaxed);
+    return NULL;
+}
+
+/* The hot path: a bump of the thread's own pointer.  The space is zero
+ * because the file was extended with zeros and nothing is written twice. */
+void *xp_journal_reserve(xp_journal *j, uint32_t size)
+{
+    xp_writer_tls *t = &xp_tls;
+    if (__builtin_expect(t->gen == *j->live_gen && (size_t)(t->end - t->next) >= size &&
+                             size >= sizeof(xp_rec_header) && (size & 7u) == 0,
+                         1)) {
+        char *p = t->next;
+        t->next = p + size;
+        return p;
+    }
+    return xp_reserve_slow(j, size);
+}
+
+void xp_journal_commit(void *record)
+{
+    if (record != NULL)
+        __atomic_store_n(&((xp_rec_header *)record)->commit, XP_COMMIT, __ATOMIC_RELEASE);
+}
+
+uint64_t xp_journal_lost(const xp_journal *j)
+{
+    return atomic_load_explicit(&j->lost, memory_order_relaxed);
+}
+
+const char *xp_journal_path(const xp_journal *j)
+{
+    return j->path;
+}
+
+static void xp_free_private(xp_journal *j)
+{
+    if (j->live_gen != NULL)
+        munmap((void *)j->live_gen, j->page);
+    free(j->windows);
+    free(j->path);
+    free(j);
+}
+
+int xp_journal_create(const char *path, const xp_journal_header *header, xp_journal **out)
+{
+    if (out == NULL || path == NULL)
+        return EINVAL;
+    *out = NULL;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || (page & (page - 1)) != 0)
+        return EINVAL;
+    xp_journal *j = aligned_alloc(64, (sizeof *j + 63) & ~(size_t)63);
+    if (j == NULL)
+        return ENOMEM;
+    memset(j, 0, sizeof *j);
+    j->fd = -1;
+    j->page = (size_t)page;
+    j->stride = (XP_JOURNAL_HEADER_SIZE % j->page == 0 && XP_CHUNK_SIZE % j->page == 0)
+                    ? XP_CHUNK_SIZE
+                    : ((XP_CHUNK_SIZE + j->page - 1) & ~(j->page - 1)) + j->page;
+    j->window_len = XP_WINDOW_CHUNKS * j->stride;
+    j->windows = calloc(XP_WINDOW_SLOTS, sizeof *j->windows);
+    j->path = strdup(path);
+    unsigned char *buf = calloc(1, XP_JOURNAL_HEADER_SIZE);
+    int err = ENOMEM;
+    bool created = false;
+    if (j->windows == NULL || j->path == NULL || buf == NULL)
+        goto fail;
+    if (pthread_mutex_init(&j->grow_lock, NULL) != 0)
+        goto fail;
+
+    j->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (j->fd < 0) {
+        err = errno;
+        goto fail_mutex;
+    }
+    created = true;
+    xp_journal_header h = {0};
+    if (header != NULL)
+        h = *header;
+    h.magic = XP_JOURNAL_MAGIC;
+    h.version = XP_JOURNAL_VERSION;
+    h.header_size = XP_JOURNAL_HEADER_SIZE;
+    h.chunk_size = XP_CHUNK_SIZE;
+    h.reserved0 = 0;
+    h.chunks_used = 0;
+    memcpy(buf, &h, sizeof h);
+    /* One write of the whole page: a process killed here leaves an empty
+     * file or a whole header, never half of one. */
+    for (size_t done = 0; done < XP_JOURNAL_HEADER_SIZE;) {
+        ssize_t n = pwrite(j->fd, buf + done, XP_JOURNAL_HEADER_SIZE - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            goto fail_mutex;
+        }
+        done += (size_t)n;
+    }
+    void *hp = mmap(NULL, XP_JOURNAL_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, 0);
+    if (hp == MAP_FAILED) {
+        err = errno;
+        goto fail_mutex;
+    }
+    j->hdr = hp;
+    j->gen = atomic_fetch_add(&xp_journal_generations, 1) + 1;
+    void *gp = mmap(NULL, j->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (gp == MAP_FAILED) {
+        err = errno;
+        munmap(j->hdr, XP_JOURNAL_HEADER_SIZE);
+        goto fail_mutex;
+    }
+    (void)madvise(gp, j->page, MADV_WIPEONFORK);  /* best effort: see the top */
+    *(uint64_t *)gp = j->gen;
+    j->live_gen = gp;
+    /* The first growth step now, so a full disk shows at start-up (where the
+     * profiler can say so) rather than as lost records. */
+    err = xp_grow(j, XP_GROW_MIN);
+    if (err != 0) {
+        for (size_t w = 0; w < XP_WINDOW_SLOTS && j->windows[w] != NULL; w++)
+            munmap(j->windows[w], j->window_len);
+        munmap(j->hdr, XP_JOURNAL_HEADER_SIZE);
+        goto fail_mutex;
+    }
+    free(buf);
+    *out = j;
+    return 0;
+
+fail_mutex:
+    pthread_mutex_destroy(&j->grow_lock);
+fail:
+    if (j->fd >= 0)
+        close(j->fd);
+    if (created)
+        unlink(path);
+    free(buf);
+    xp_free_private(j);
+    return err;
+}
+
+void xp_journal_close(xp_journal *j)
+{
+    if (j == NULL)
+        return;
+    xp_writer_tls *t = &xp_tls;
+    if (t->gen == j->gen)
+        *t = (xp_writer_tls){0};
+    if (xp_owned(j)) {
+        /* A window holds its chunks' mappings: one munmap takes both. */
+        for (size_t w = 0; w < XP_WINDOW_SLOTS; w++)
+            if (j->windows[w] != NULL)
+                munmap(j->windows[w], j->window_len);
+        munmap(j->hdr, XP_JOURNAL_HEADER_SIZE);
+        pthread_mutex_destroy(&j->grow_lock);
+    }
+    /* A fork child's copy: the mappings are left alone, and so is the
+     * mutex, which a parent thread may have held at the fork. */
+    if (j->fd >= 0)
+        close(j->fd);
+    xp_free_private(j);
+}
+
+/* The child has one thread, this one, so only its cache needs dropping; the
+ * parent's other threads' caches were not copied into live threads.  The
+ * chunk and header mappings, the windows and this object are deliberately
+ * leaked: the mappings show the parent's file, which the parent still
+ * writes, and grow_lock may have been held by a parent thread at the fork.
+ * Our copy of the descriptor is closed (that touches nothing of the
+ * parent's: it has its own); xp_journal_close on the object afterwards frees
+ * only the private memory. */
+void xp_journal_abandon_after_fork(xp_journal *j)
+{
+    if (j == NULL)
+        return;
+    atomic_store(&j->abandoned, true);
+    xp_writer_tls *t = &xp_tls;
+    if (t->gen == j->gen)
+        *t = (xp_writer_tls){0};
+    if (j->fd >= 0) {
+        close(j->fd);
+        j->fd = -1;
+    }
+}
