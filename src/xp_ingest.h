@@ -8,6 +8,8 @@
 
 #include "xp_journal.h"
 
+/* A handle is used by one thread at a time (its connection is opened
+ * without SQLite's own mutex); different handles may be used concurrently. */
 typedef struct xp_ingest xp_ingest;
 
 /* Opens or creates the database and its schema.  An existing file that is
