@@ -146,7 +146,9 @@ static int xp_parse_depth(const char *s, int *out)
 /* The output pattern made absolute against the current directory (a '%' in
  * that directory's name doubled), so that every process of CMD, whatever
  * directory it runs in, writes where the user asked from.  Checks the pattern
- * expands and its folder is writable.  Returns 0, or -1 after printing why. */
+ * expands.  An unwritable folder is not refused here: the program runs
+ * unprofiled and the preload says why, once.  Returns 0, or -1 after
+ * printing why. */
 static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
 {
     char expanded[PATH_MAX], cwd[PATH_MAX];
@@ -184,21 +186,6 @@ static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
         return -1;
     }
 
-    /* The folder must exist and be writable, or every process would warn and
-     * record nothing; checked only when the folder's name has no pattern in
-     * it (a %p folder differs per process). */
-    char *slash = strrchr(out, '/');
-    if (slash && !memchr(out, '%', (size_t)(slash - out))) {
-        char dir[PATH_MAX];
-        size_t dn = slash == out ? 1 : (size_t)(slash - out);
-        memcpy(dir, out, dn);
-        dir[dn] = '\0';
-        if (access(dir, W_OK | X_OK) != 0) {
-            fprintf(stderr, "xferprof: cannot write databases in '%s': %s\n", dir,
-                    strerror(errno));
-            return -1;
-        }
-    }
     return 0;
 }
 

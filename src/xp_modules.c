@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,19 +52,28 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t out[32])
     return 0;
 }
 
+struct scan {
+    xp_journal *journal;
+    bool first;               /* the next object visited is the first */
+};
+
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
 {
-    xp_journal *j = data;
+    xp_journal *j = ((struct scan *)data)->journal;
     char exe[4096];
     const char *path = info->dlpi_name;
     if (path == NULL || path[0] == '\0') {
-        /* The main program (and the vdso, which has no PT_LOAD of its own name). */
+        /* The loader lists the main program first, with no name. */
+        bool *first = &((struct scan *)data)->first;
+        if (!*first)
+            return 0;
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n <= 0 || info->dlpi_addr != 0)
+        if (n <= 0)
             return 0;
         exe[n] = '\0';
         path = exe;
     }
+    ((struct scan *)data)->first = false;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -102,8 +112,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 
 void xp_modules_scan(xp_journal *j)
 {
+    struct scan scan = {.journal = j, .first = true};
     pthread_mutex_lock(&lock);
-    dl_iterate_phdr(visit, j);
+    dl_iterate_phdr(visit, &scan);
     pthread_mutex_unlock(&lock);
 }
 

@@ -1,0 +1,152 @@
+/* bench_overhead.c: the cost of one intercepted call.  Times N calls of
+ * cudaMemcpyAsync (8 bytes, pinned to device, on a stream) on the simulator
+ * (run with XFERPROF_SIM_LATENCY=0), with and without the preload: the
+ * difference per call is what the profiler adds.
+ *
+ *   bench_overhead time N [REPS [FRAMES]]
+ *       prints "ns_per_call X": the best of REPS runs of N calls, made from
+ *       FRAMES (default 32) nested frames of this program, so that a 32-frame
+ *       stack is full; only the calls are timed, the stream is drained
+ *       between batches of 1000
+ *   bench_overhead kill N
+ *       makes N calls, then SIGKILLs itself: leaves a journal of N copy
+ *       records to ingest
+ *   bench_overhead unwind N [FRAMES]
+ *       no CUDA: prints "ns_per_walk X frames F", the cost of one
+ *       unw_backtrace (libunwind, per-thread caching, as the preload calls
+ *       it) from FRAMES nested frames */
+#include <cuda_runtime_api.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 1000
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void ok(cudaError_t rc, const char *what)
+{
+    if (rc != cudaSuccess) {
+        fprintf(stderr, "bench_overhead: %s: %s\n", what, cudaGetErrorName(rc));
+        exit(1);
+    }
+}
+
+/* n calls in batches of BATCH; returns the nanoseconds spent in the calls. */
+static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
+{
+    uint64_t spent = 0;
+    for (long done = 0; done < n;) {
+        long k = n - done < BATCH ? n - done : BATCH;
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < k; i++)
+            ok(cudaMemcpyAsync(dev, pinned, 8, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
+        spent += now_ns() - t0;
+        done += k;
+        /* Untimed: keeps the simulator's queue short, so every batch starts
+         * from the same state. */
+        ok(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    }
+    return spent;
+}
+
+typedef struct {
+    bool unwind;              /* time unw_backtrace instead of CUDA calls */
+    int walked;               /* frames the last walk found */
+    void *dev;
+    const void *pinned;
+    cudaStream_t s;
+    long n;
+    int reps;
+    double best;
+} job;
+
+/* Goes `frames` calls deep, then measures.  noinline and the use of the
+ * result after the call keep the compiler from folding the frames away
+ * (no tail calls). */
+__attribute__((noinline)) static int nest(job *j, int frames)
+{
+    if (frames > 1) {
+        int r = nest(j, frames - 1);
+        __asm__ volatile("" : : "r"(r) : "memory");
+        return r + 1;
+    }
+    for (int r = 0; r < j->reps; r++) {
+        uint64_t spent;
+        if (j->unwind) {
+            void *buf[300];
+            uint64_t t0 = now_ns();
+            for (long i = 0; i < j->n; i++)
+                j->walked = unw_backtrace(buf, 300);
+            spent = now_ns() - t0;
+        } else {
+            spent = calls(j->dev, j->pinned, j->s, j->n);
+        }
+        double per = (double)spent / (double)j->n;
+        if (per < j->best)
+            j->best = per;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "kill") != 0 &&
+                     strcmp(argv[1], "unwind") != 0)) {
+        fprintf(stderr, "usage: bench_overhead time N [REPS [FRAMES]] | kill N | unwind N [FRAMES]\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "unwind") == 0) {
+        long n = strtol(argv[2], NULL, 10);
+        int frames = argc > 3 ? atoi(argv[3]) : 32;
+        if (n <= 0 || frames <= 0 || frames > 10000)
+            return 2;
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+        job warm = {.unwind = true, .n = n / 10 + 1, .reps = 1, .best = 1e30};
+        nest(&warm, frames);
+        job j = {.unwind = true, .n = n, .reps = 5, .best = 1e30};
+        nest(&j, frames);
+        printf("ns_per_walk %.1f frames %d\n", j.best, j.walked);
+        return 0;
+    }
+    long n = strtol(argv[2], NULL, 10);
+    int reps = argc > 3 ? atoi(argv[3]) : 5;
+    int frames = argc > 4 ? atoi(argv[4]) : 32;
+    if (n <= 0 || reps <= 0 || frames <= 0 || frames > 10000)
+        return 2;
+    void *dev = NULL, *pinned = NULL;
+    cudaStream_t s = NULL;
+    ok(cudaMalloc(&dev, 64), "cudaMalloc");
+    ok(cudaMallocHost(&pinned, 64), "cudaMallocHost");
+    ok(cudaStreamCreate(&s), "cudaStreamCreate");
+    memset(pinned, 1, 64);
+
+    if (strcmp(argv[1], "kill") == 0) {
+        calls(dev, pinned, s, n);
+        fflush(stdout);
+        kill(getpid(), SIGKILL);
+        return 1;
+    }
+    /* Warm-up at the same depth: first touch, caches, the stack seen once. */
+    job warm = {.dev = dev, .pinned = pinned, .s = s, .n = n / 10 + 1, .reps = 1, .best = 1e30};
+    nest(&warm, frames);
+    job j = {.dev = dev, .pinned = pinned, .s = s, .n = n, .reps = reps, .best = 1e30};
+    nest(&j, frames);
+    printf("ns_per_call %.1f\n", j.best);
+    ok(cudaStreamDestroy(s), "cudaStreamDestroy");
+    ok(cudaFreeHost(pinned), "cudaFreeHost");
+    ok(cudaFree(dev), "cudaFree");
+    return 0;
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# run_overhead.sh: what the preload costs (numbers, not pass/fail).
+#
+#   bench/run_overhead.sh XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR [CALLS [RECORDS]]
+#
+# (meson test -C BUILD --benchmark -v passes the first five.)
+#
+# 1. ns per intercepted call: cudaMemcpyAsync, 8 bytes pinned -> device, on
+#    a stream, made from 32 nested frames (so a 32-frame stack is full);
+#    without the preload, under `xferprof run` at default settings (32-frame
+#    stacks) and with --stack-depth 0.  The best of ROUNDS rounds x 5
+#    repetitions of CALLS calls, the three settings interleaved so that drift
+#    hits them alike.  Twice: on the simulator (XFERPROF_SIM_LATENCY=0), and
+#    on STUB_DIR's libcudart.so.13, whose calls return at once: the preload
+#    alone, without the simulator's stream threads competing for the CPUs.
+# 2. one unw_backtrace from 32 frames (libunwind as the preload uses it).
+# 3. ingestion rate: a run with the preload (set up by hand) makes RECORDS
+#    calls and SIGKILLs itself; a copy of its journal, alone, is then
+#    ingested by `xferprof recover`, timed: records per second.
+# 4. database bytes per copy: the recovered database's size / its copies.
+set -eu
+
+if [ $# -lt 5 ]; then
+    echo "usage: $0 XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR [CALLS [RECORDS]]" >&2
+    exit 2
+fi
+XP=$1 LIB=$2 SIM=$3 BENCH=$4 STUB=$5
+CALLS=${6:-200000}
+RECORDS=${7:-1000000}
+ROUNDS=${ROUNDS:-3}
+FRAMES=32
+
+# meson puts the folders of the libraries it built in LD_LIBRARY_PATH; each
+# run below says exactly what it gets.
+unset LD_LIBRARY_PATH LD_PRELOAD XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_QUIET
+export XFERPROF_SIM_LATENCY=0
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpbench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+ns() { awk '/^ns_per_call/ { print $2 }'; }
+min() { awk 'NR == 1 || $1 < m { m = $1 } END { print m }'; }
+
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+echo "kernel: $(uname -sr)"
+echo "calls per measurement: $CALLS from $FRAMES nested frames (best of 5 repetitions x $ROUNDS rounds)"
+
+# overhead LABEL RUNTIME_DIR [--sim]: the three settings, interleaved.
+overhead() {
+    label=$1 dir=$2 sim=${3:-}
+    : >"$tmp/base" && : >"$tmp/def" && : >"$tmp/d0"
+    r=1
+    while [ $r -le "$ROUNDS" ]; do
+        LD_LIBRARY_PATH=$dir "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/base"
+        LD_LIBRARY_PATH=$dir "$XP" run $sim --quiet -o "$tmp/def.db" -- \
+            "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/def"
+        LD_LIBRARY_PATH=$dir "$XP" run $sim --quiet --stack-depth 0 -o "$tmp/d0.db" -- \
+            "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/d0"
+        r=$((r + 1))
+    done
+    base=$(min <"$tmp/base") def=$(min <"$tmp/def") d0=$(min <"$tmp/d0")
+    if [ -z "$base" ] || [ -z "$def" ] || [ -z "$d0" ]; then
+        echo "$0: $label: a measurement is missing (base '$base', default '$def', depth 0 '$d0')" >&2
+        exit 1
+    fi
+    depth=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT max(depth) FROM stacks").fetchone()[0])' "$tmp/def.db")
+    echo "$label:"
+    awk -v b="$base" -v d="$def" -v z="$d0" -v k="$depth" 'BEGIN {
+        printf "  without the preload:        %7.1f ns/call\n", b
+        printf "  defaults (%2d-frame stacks): %7.1f ns/call  added %6.1f ns  (budget 300: %s)\n", k, d, d - b, (d - b < 300 ? "met" : "MISSED")
+        printf "  --stack-depth 0:            %7.1f ns/call  added %6.1f ns  (budget 100: %s)\n", z, z - b, (z - b < 100 ? "met" : "MISSED")
+    }'
+}
+
+# The simulator's libraries in SIM, plus --sim so the launcher puts them first.
+overhead "simulator (xferprof run --sim)" "$SIM" --sim
+overhead "stub runtime (calls return at once: the preload alone)" "$STUB"
+echo "unw_backtrace from $FRAMES frames: $("$BENCH" unwind "$CALLS" $FRAMES | awk '{ printf "%.1f ns per walk of %d frames", $2, $4 }')"
+
+# Ingestion: a journal of RECORDS copy records left by a SIGKILLed run.
+set +e
+LD_LIBRARY_PATH=$SIM LD_PRELOAD=$LIB XFERPROF_OUTPUT="$tmp/kill.db" "$BENCH" kill "$RECORDS"
+st=$?
+set -e
+[ $st -eq 137 ] || { echo "$0: the journal run ended with status $st, not SIGKILL" >&2; exit 1; }
+cp "$tmp/kill.db.xpj" "$tmp/ingest.db.xpj"
+jbytes=$(stat -c %s "$tmp/ingest.db.xpj")
+t0=$(date +%s%N)
+"$XP" recover "$tmp/ingest.db" >"$tmp/recover.out"
+t1=$(date +%s%N)
+records=$(sed -n 's/.*recovered \([0-9][0-9]*\) record.*/\1/p' "$tmp/recover.out")
+[ -n "$records" ] || { echo "$0: recover said: $(cat "$tmp/recover.out")" >&2; exit 1; }
+dbbytes=$(stat -c %s "$tmp/ingest.db")
+copies=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM copies").fetchone()[0])' "$tmp/ingest.db")
+awk -v n="$records" -v ns="$((t1 - t0))" -v j="$jbytes" 'BEGIN {
+    printf "ingestion (xferprof recover): %d records (journal %.1f MB) in %.3f s = %.0f records/s  (budget 1000000: %s)\n", n, j / 1e6, ns / 1e9, n / (ns / 1e9), (n / (ns / 1e9) >= 1e6 ? "met" : "MISSED")
+}'
+awk -v s="$dbbytes" -v c="$copies" 'BEGIN {
+    printf "database: %d bytes / %d copies = %.1f bytes per copy  (budget 64: %s)\n", s, c, s / c, (s / c < 64 ? "met" : "MISSED")
+}'
