@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds with warnings as errors, and runs the whole test suite: the
-# default build, then the simulator's tests again under AddressSanitizer (with
-# UBSan) and under ThreadSanitizer.  Ends with one line "N passed, N failed"
-# (", N skipped" when any were) summed over the three runs.
+# default build, then the simulator's tests and all unit tests again under
+# AddressSanitizer (with UBSan) and under ThreadSanitizer.  Ends with one line
+# "N passed, N failed" (", N skipped" when any were) summed over the three runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -29,8 +29,8 @@ run_suite() {
 }
 
 run_suite build ""
-run_suite build-asan "--suite sim" -Db_sanitize=address,undefined -Db_lundef=false
-run_suite build-tsan "--suite sim" -Db_sanitize=thread -Db_lundef=false
+run_suite build-asan "--suite sim --suite unit" -Db_sanitize=address,undefined -Db_lundef=false
+run_suite build-tsan "--suite sim --suite unit" -Db_sanitize=thread -Db_lundef=false
 
 python3 - build build-asan build-tsan <<'PY'
 import json, os, sys
