@@ -66,6 +66,8 @@ static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
         xp_scope_enter(&scope);                                                         \
+        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
+        scope.site.sp = (uintptr_t)&scope;                                              \
         cudaError_t rc = real args;                                                     \
         if (scope.recording) {                                                          \
             int saved_errno = errno;                                                    \
@@ -131,6 +133,8 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
         xp_scope_enter(&scope);                                                         \
+        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
+        scope.site.sp = (uintptr_t)&scope;                                              \
         cudaError_t rc = real args;                                                     \
         int saved_errno = errno;                                                        \
         if (rc == cudaSuccess)                                                          \

@@ -26,8 +26,10 @@
 #include "xp_registry.h"
 #include "xp_stack.h"
 
-__thread int xp_depth;
-__thread int xp_current_device;
+/* Initial-exec: the preload is loaded at start-up, so its thread-locals can
+ * live in the static TLS block and be reached without __tls_get_addr. */
+__thread int xp_depth __attribute__((tls_model("initial-exec")));
+__thread int xp_current_device __attribute__((tls_model("initial-exec")));
 
 enum { ST_OFF = 0, ST_STARTING, ST_ON, ST_DISABLED, ST_STOPPING };
 
@@ -49,7 +51,7 @@ static struct {
     bool stop;
 } S = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
 static _Atomic uint64_t next_alloc_id = 1;
-static __thread uint32_t cached_tid;
+static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
 
 /* Warnings: once per process, and never with --quiet. */
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -427,7 +429,7 @@ static __thread struct {
     uint64_t page, generation;
     xp_where where;
     bool valid;
-} where_cache[WHERE_CACHE];
+} where_cache[WHERE_CACHE] __attribute__((tls_model("initial-exec")));
 
 static void ask_driver(uint64_t addr, xp_where *out)
 {
@@ -512,7 +514,7 @@ static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_sco
     c->h.tid = my_tid();
     c->start_ns = s->start_ns;
     c->end_ns = xp_now_ns();
-    c->stack_id = xp_stack_capture(S.journal, S.cfg.stack_depth);
+    c->stack_id = xp_stack_capture(S.journal, S.cfg.stack_depth, &s->site);
     c->status = status;
     c->device = device;
     return c;

@@ -12,15 +12,17 @@
 
 #include "xp_api.h"
 #include "xp_format.h"
+#include "xp_stack.h"
 
 /* Nesting depth of hooked calls on this thread: a runtime call that reaches
  * another hooked function (or our own CUDA calls) is not recorded twice. */
-extern __thread int xp_depth;
+extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
 
 /* A hooked call in progress. */
 typedef struct xp_scope {
     bool recording;
     uint64_t start_ns;
+    xp_call_site site;        /* set by the hook: where it was called from */
 } xp_scope;
 
 static inline uint64_t xp_now_ns(void)
@@ -47,7 +49,7 @@ static inline void xp_scope_leave(void)
 }
 
 /* The calling thread's current device, as last set through cudaSetDevice. */
-extern __thread int xp_current_device;
+extern __thread int xp_current_device __attribute__((tls_model("initial-exec")));
 
 /* What the preload knows about an address. */
 typedef struct xp_where {

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -18,6 +19,10 @@
 #define SEEN_SLOTS (1u << 16)
 #define SEEN_PROBES 16
 static _Atomic uint64_t seen[SEEN_SLOTS];
+
+/* Bumped by xp_stack_reset so that no thread's cache trusts a stack that was
+ * written to an earlier journal. */
+static _Atomic uint64_t generation = 1;
 
 /* The preload's own text, [self_lo, self_hi): frames there are ours. */
 static uintptr_t self_lo, self_hi;
@@ -47,6 +52,7 @@ void xp_stack_init(void)
 
 void xp_stack_reset(void)
 {
+    atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
     for (size_t i = 0; i < SEEN_SLOTS; i++)
         atomic_store_explicit(&seen[i], 0, memory_order_relaxed);
 }
@@ -70,43 +76,111 @@ static int claim(uint64_t id)
     return 1;
 }
 
-uint64_t xp_stack_capture(xp_journal *j, int depth)
+/* The thread's recent stacks.  slot[i] is where frame[i] (a return
+ * address) was found on the stack; frame[0] is the site's own return
+ * address, checked through the key. */
+#define CACHE_WAYS 4
+#define CACHE_FRAMES 64
+typedef struct cached_stack {
+    uintptr_t ret, sp;
+    uint64_t id;
+    uint64_t generation;
+    int depth;                /* the depth asked for */
+    int n;
+    uintptr_t slot[CACHE_FRAMES];
+    uint64_t frame[CACHE_FRAMES];
+} cached_stack;
+static __thread cached_stack cache[CACHE_WAYS] __attribute__((tls_model("initial-exec")));
+static __thread unsigned cache_next __attribute__((tls_model("initial-exec")));
+
+static bool cache_hit(const cached_stack *e, const xp_call_site *site, int depth, uint64_t gen)
+{
+    if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen)
+        return false;
+    for (int i = 1; i < e->n; i++)
+        if (*(const volatile uintptr_t *)e->slot[i] != e->frame[i])
+            return false;
+    return true;
+}
+
+/* Unwinds the caller's stack: frames (return addresses) innermost first,
+ * without the preload's own, and the stack slot each was read from. */
+static int unwind(int depth, uint64_t *frames, uintptr_t *slots)
+{
+    unw_context_t uc;
+    unw_cursor_t cur;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0)
+        return 0;
+    int n = 0;
+    bool ours = true;
+    while (n < depth) {
+        unw_word_t ip = 0, sp = 0;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+            break;
+        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        if (ours && !(ip >= self_lo && ip < self_hi))
+            ours = false;
+        if (!ours) {
+            frames[n] = ip;
+            /* The call pushed the return address just below the SP the
+             * frame has once the callee returned. */
+            slots[n] = (uintptr_t)sp - sizeof(uintptr_t);
+            n++;
+        }
+        if (unw_step(&cur) <= 0)
+            break;
+    }
+    return n;
+}
+
+static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int n)
+{
+    uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)n * 8);
+    xp_rec_stack *r = xp_journal_reserve(j, size);
+    if (r == NULL)
+        return;
+    r->h.type = XP_REC_STACK;
+    r->h.size = size;
+    r->h.tid = (uint32_t)syscall(SYS_gettid);
+    r->stack_id = id;
+    r->depth = (uint32_t)n;
+    memcpy(r + 1, frames, (size_t)n * 8);
+    xp_journal_commit(r);
+}
+
+uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
 {
     if (depth <= 0)
         return 0;
-    /* Ours are at most a few frames deep; capture that many more. */
-    enum { OWN_FRAMES = 8 };
-    void *buf[XP_MAX_FRAMES + OWN_FRAMES];
-    int want = depth + OWN_FRAMES;
-    if (want > (int)(sizeof buf / sizeof buf[0]))
-        want = (int)(sizeof buf / sizeof buf[0]);
-    int n = unw_backtrace(buf, want);
-    int first = 0;
-    while (first < n && (uintptr_t)buf[first] >= self_lo && (uintptr_t)buf[first] < self_hi)
-        first++;
-    int got = n - first;
-    if (got > depth)
-        got = depth;
-    if (got <= 0)
-        return 0;
+    if (depth > XP_MAX_FRAMES)
+        depth = XP_MAX_FRAMES;
+    uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    for (int w = 0; w < CACHE_WAYS; w++)
+        if (cache_hit(&cache[w], site, depth, gen))
+            return cache[w].id;
+
     uint64_t frames[XP_MAX_FRAMES];
-    for (int i = 0; i < got; i++)
-        frames[i] = (uint64_t)(uintptr_t)buf[first + i];
-    uint64_t id = XXH3_64bits(frames, (size_t)got * sizeof frames[0]);
+    uintptr_t slots[XP_MAX_FRAMES];
+    int n = unwind(depth, frames, slots);
+    if (n <= 0)
+        return 0;
+    uint64_t id = XXH3_64bits(frames, (size_t)n * sizeof frames[0]);
     if (id == 0)
         id = 1;
-    if (claim(id)) {
-        uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)got * 8);
-        xp_rec_stack *r = xp_journal_reserve(j, size);
-        if (r != NULL) {
-            r->h.type = XP_REC_STACK;
-            r->h.size = size;
-            r->h.tid = (uint32_t)syscall(SYS_gettid);
-            r->stack_id = id;
-            r->depth = (uint32_t)got;
-            memcpy(r + 1, frames, (size_t)got * 8);
-            xp_journal_commit(r);
-        }
+    if (claim(id))
+        write_stack(j, id, frames, n);
+    /* Cache it only if it really starts at this site (it does unless the
+     * unwinder lost its way) and fits. */
+    if (n <= CACHE_FRAMES && frames[0] == site->ret) {
+        cached_stack *e = &cache[cache_next++ % CACHE_WAYS];
+        e->ret = site->ret;
+        e->sp = site->sp;
+        e->id = id;
+        e->generation = gen;
+        e->depth = depth;
+        e->n = n;
+        memcpy(e->frame, frames, (size_t)n * sizeof frames[0]);
+        memcpy(e->slot, slots, (size_t)n * sizeof slots[0]);
     }
     return id;
 }
