@@ -126,23 +126,6 @@ static int xp_prepend_env(const char *var, const char *value)
     return rc;
 }
 
-/* Parses --stack-depth with the same rules as the preload (decimal 0..256). */
-static int xp_parse_depth(const char *s, int *out)
-{
-    long v = 0;
-    if (!*s)
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        v = v * 10 + (*s - '0');
-        if (v > XP_MAX_FRAMES)
-            return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 /* The output pattern made absolute against the current directory (a '%' in
  * that directory's name doubled), so that every process of CMD, whatever
  * directory it runs in, writes where the user asked from.  Checks the pattern
@@ -608,7 +591,7 @@ int xp_command_run(int argc, char **argv)
             o.output = optarg;
             break;
         case XP_OPT_STACK_DEPTH:
-            if (xp_parse_depth(optarg, &depth) != 0) {
+            if (xp_config_parse_depth(optarg, &depth) != 0) {
                 fprintf(stderr, "xferprof: --stack-depth '%s': not an integer from 0 to %d\n",
                         optarg, XP_MAX_FRAMES);
                 return 2;

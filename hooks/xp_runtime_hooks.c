@@ -53,9 +53,10 @@ static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
         __attribute__((alias("xp_hook_" #name), visibility("default")));                \
     __asm__(".symver xp_v11_" #name ", " #name "@libcudart.so.11");
 
-/* The common frame of every hook: `record` runs after the real call, with
- * `rc` its result, inside the scope, errno saved around it. */
-#define XP_HOOK_BODY(name, params, args, record)                                        \
+/* The common frame of every hook: `always` runs after the real call (with
+ * `rc` its result) whether or not the call is recorded, `record` only when
+ * it is; errno is saved around both. */
+#define XP_HOOK_BODY(name, params, args, always, record)                                \
     __attribute__((visibility("default"))) cudaError_t xp_hook_##name params;           \
     __attribute__((visibility("default"))) cudaError_t xp_hook_##name params            \
     {                                                                                   \
@@ -69,11 +70,11 @@ static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
         scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
         scope.site.sp = (uintptr_t)&scope;                                              \
         cudaError_t rc = real args;                                                     \
-        if (scope.recording) {                                                          \
-            int saved_errno = errno;                                                    \
+        int saved_errno = errno;                                                        \
+        always;                                                                         \
+        if (scope.recording)                                                            \
             record;                                                                     \
-            errno = saved_errno;                                                        \
-        }                                                                               \
+        errno = saved_errno;                                                            \
         xp_scope_leave();                                                               \
         return rc;                                                                      \
     }                                                                                   \
@@ -97,53 +98,33 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
 }
 
 #define XP_COPY(name, is_async, params, args, dst, src, count, kind, stream)            \
-    XP_HOOK_BODY(name, params, args,                                                    \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  hook_copy(&scope, XP_API_##name, (dst), (src), (count), (int)(kind),   \
                            (stream), (is_async), rc))
 
 #define XP_ALLOC(name, params, args, alloc_kind, ptr, bytes)                            \
-    XP_HOOK_BODY(name, params, args,                                                    \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  xp_record_alloc(&scope, XP_API_##name, (alloc_kind), result_ptr(rc, (ptr)), \
                                  (bytes), (int)rc))
 
 #define XP_REGISTER(name, params, args, ptr, bytes)                                     \
-    XP_HOOK_BODY(name, params, args,                                                    \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  xp_record_alloc(&scope, XP_API_##name, XP_ALLOC_REGISTERED,            \
                                  (uint64_t)(uintptr_t)(ptr), (bytes), (int)rc))
 
 #define XP_FREE(name, params, args, kinds, ptr)                                         \
-    XP_HOOK_BODY(name, params, args,                                                    \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  xp_record_free(&scope, XP_API_##name, (kinds), (uint64_t)(uintptr_t)(ptr), \
                                 (int)rc))
 
 #define XP_SYNC(name, params, args, handle)                                             \
-    XP_HOOK_BODY(name, params, args,                                                    \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  xp_record_sync(&scope, XP_API_##name, (uint64_t)(uintptr_t)(handle), (int)rc))
 
-/* `after` must happen whether or not the call is recorded (it keeps the
- * engine's view of the thread right), so it is not inside `record`. */
+/* `after` keeps the engine's view of the thread right (the current
+ * device), so it runs whether or not the call is recorded. */
 #define XP_CALL(name, params, args, arg0, after)                                        \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params;           \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params            \
-    {                                                                                   \
-        static _Atomic(void *) real_slot;                                               \
-        cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
-        if (real == NULL)                                                               \
-            return cudaErrorUnknown;                                                    \
-        xp_scope scope;                                                                 \
-        xp_scope_enter(&scope);                                                         \
-        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
-        scope.site.sp = (uintptr_t)&scope;                                              \
-        cudaError_t rc = real args;                                                     \
-        int saved_errno = errno;                                                        \
-        if (rc == cudaSuccess)                                                          \
-            after;                                                                      \
-        xp_record_call(&scope, XP_API_##name, (arg0), (int)rc);                         \
-        errno = saved_errno;                                                            \
-        xp_scope_leave();                                                               \
-        return rc;                                                                      \
-    }                                                                                   \
-    XP_EXPORTS(name)
+    XP_HOOK_BODY(name, params, args, if (rc == cudaSuccess) after,                      \
+                 xp_record_call(&scope, XP_API_##name, (arg0), (int)rc))
 
 #include "xp_runtime_hooks.def"

@@ -30,7 +30,7 @@ static const char *xp_env(const char *name)
 
 /* Decimal digits only (no sign, no blanks, no "0x"): a typo must not silently
  * become some other depth. */
-static int xp_parse_depth(const char *s, int *out)
+int xp_config_parse_depth(const char *s, int *out)
 {
     long v = 0;
     if (!*s)
@@ -63,7 +63,7 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
         else
             xp_config_fail(&rc, err, errlen, "XFERPROF_OUTPUT", v, "is longer than PATH_MAX");
     }
-    if ((v = xp_env("XFERPROF_STACK_DEPTH")) && xp_parse_depth(v, &c->stack_depth) != 0) {
+    if ((v = xp_env("XFERPROF_STACK_DEPTH")) && xp_config_parse_depth(v, &c->stack_depth) != 0) {
         c->stack_depth = XP_DEFAULT_STACK_DEPTH;
         xp_config_fail(&rc, err, errlen, "XFERPROF_STACK_DEPTH", v,
                        "is not an integer from 0 to 256");

@@ -24,6 +24,11 @@ typedef struct xp_config {
  * err for a malformed value (c then holds the defaults for it). */
 int xp_config_load(xp_config *c, char *err, size_t errlen);
 
+/* Parses a stack depth: decimal digits only, 0 to XP_MAX_FRAMES.  Returns 0
+ * (with *out set) or -1.  The launcher checks --stack-depth with it, so the
+ * option and the variable accept the same values. */
+int xp_config_parse_depth(const char *s, int *out);
+
 /* The rank of this process from RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK or
  * SLURM_PROCID (first set wins), or NULL. */
 const char *xp_config_rank(void);
