@@ -1,5 +1,6 @@
-/* drv_copy.c: cuMemcpy* and cuMemset*: validation, the time model, and
- * NVIDIA's documented host synchronization behaviour for each case. */
+/* drv_copy.c: cuMemcpy* (1D, 2D, 3D, peer, batches) and cuMemset*:
+ * validation, the time model, and NVIDIA's documented host synchronization
+ * behaviour for each case. */
 #include "xpsim_driver.h"
 #include "xpsim_stream.h"
 #include "xpsim_time.h"
@@ -15,24 +16,41 @@ typedef enum copy_dir { DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H } copy_dir;
 
 static const char *const dir_names[] = {"HtoD", "DtoH", "DtoD", "HtoH"};
 
-/* A rectangle of bytes: height rows of width bytes, pitch apart (1D: height 1). */
+/* The size of a copy: depth slices of height rows of width bytes (1D: one
+ * row of one slice; 2D: one slice). */
+typedef struct extent3 {
+    size_t width, height, depth;
+} extent3;
+
+/* Where one side's bytes start, and how far apart its rows and its slices
+ * are (unused where the copy has only one). */
 typedef struct rect {
     uint64_t addr;
     size_t pitch;
+    size_t slice;
 } rect;
 
 typedef struct copy_job {
     void *dst;
     const void *src;
-    size_t width, height, dpitch, spitch;
+    extent3 e;
+    size_t dpitch, dslice, spitch, sslice;
     void *staging;            /* owned: pageable bytes captured at call time */
 } copy_job;
+
+static void copy_box(void *dst, size_t dpitch, size_t dslice, const void *src, size_t spitch,
+                     size_t sslice, extent3 e)
+{
+    for (size_t z = 0; z < e.depth; z++)
+        for (size_t y = 0; y < e.height; y++)
+            memcpy((char *)dst + z * dslice + y * dpitch,
+                   (const char *)src + z * sslice + y * spitch, e.width);
+}
 
 static void run_copy(void *arg)
 {
     copy_job *j = arg;
-    for (size_t y = 0; y < j->height; y++)
-        memcpy((char *)j->dst + y * j->dpitch, (const char *)j->src + y * j->spitch, j->width);
+    copy_box(j->dst, j->dpitch, j->dslice, j->src, j->spitch, j->sslice, j->e);
 }
 
 static void release_copy(void *arg)
@@ -47,28 +65,38 @@ static bool is_device_side(const xpdrv_ptr *p)
     return p->kind == XPDRV_MEM_DEVICE || p->kind == XPDRV_MEM_MANAGED;
 }
 
-/* Checks one side of a copy of `extent` bytes starting at addr. */
-static CUresult check_side(uint64_t addr, size_t extent, side_expect expect, xpdrv_ptr *info)
+/* Checks one side of a copy of `extent` bytes starting at addr, which the
+ * copy writes (write) or reads. */
+static CUresult check_side(uint64_t addr, size_t extent, side_expect expect, bool write,
+                           xpdrv_ptr *info)
 {
     if (addr == 0)
         return CUDA_ERROR_INVALID_VALUE;
     xpdrv_classify(addr, info);
     switch (info->kind) {
     case XPDRV_MEM_DEVICE_HOLE:
+        /* Also reserved VMM addresses with nothing mapped there. */
         return CUDA_ERROR_INVALID_VALUE;
     case XPDRV_MEM_DEVICE:
     case XPDRV_MEM_MANAGED:
         if (expect == EXPECT_HOST && info->kind == XPDRV_MEM_DEVICE)
             return CUDA_ERROR_INVALID_VALUE;
-        /* The whole extent must lie inside the one allocation. */
-        if (addr + extent > info->base + info->size)
+        /* A VMM mapping its device was given no access to (cuMemSetAccess),
+         * or only read access to, is not there for the copy engine either. */
+        if (info->kind == XPDRV_MEM_DEVICE &&
+            (write ? info->access != CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                   : info->access == CU_MEM_ACCESS_FLAGS_PROT_NONE))
+            return CUDA_ERROR_INVALID_VALUE;
+        /* The whole extent must lie inside the one allocation (or run of
+         * adjacent mappings). */
+        if (extent > info->limit - addr)
             return CUDA_ERROR_INVALID_VALUE;
         return CUDA_SUCCESS;
     case XPDRV_MEM_PINNED:
         if (expect == EXPECT_DEVICE)
             return CUDA_ERROR_INVALID_VALUE;
         /* A copy that runs off the end of a pinned range is staged. */
-        if (addr + extent > info->base + info->size)
+        if (extent > info->limit - addr)
             info->kind = XPDRV_MEM_PAGEABLE;
         return CUDA_SUCCESS;
     case XPDRV_MEM_PAGEABLE:
@@ -97,28 +125,45 @@ static uint64_t transfer_ns(uint64_t bytes, double bps)
     return (uint64_t)((double)bytes * 1e9 / bps);
 }
 
-static size_t extent_of(size_t width, size_t height, size_t pitch)
+/* Bytes from the first to one past the last a box touches; SIZE_MAX when
+ * that does not even fit in the address space. */
+static size_t extent_of(extent3 e, size_t pitch, size_t slice)
 {
-    return height == 0 ? 0 : (height - 1) * pitch + width;
+    if (e.width == 0 || e.height == 0 || e.depth == 0)
+        return 0;
+    size_t rows, slices, total;
+    if (__builtin_mul_overflow(e.height - 1, pitch, &rows) ||
+        __builtin_mul_overflow(e.depth - 1, slice, &slices) ||
+        __builtin_add_overflow(rows, slices, &total) ||
+        __builtin_add_overflow(total, e.width, &total))
+        return SIZE_MAX;
+    return total;
+}
+
+static extent3 line(size_t n)
+{
+    return (extent3){.width = n, .height = 1, .depth = 1};
 }
 
 /* The common path of every copy.  `async` is the API's nature (an *Async
  * entry point); the function decides from the pointers how long the caller
  * is held, following "API synchronization behavior" in the CUDA docs. */
-static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, size_t width,
-                        size_t height, bool async, CUstream hstream, bool ptds, const char *api)
+static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
+                        bool async, CUstream hstream, bool ptds, const char *api)
 {
     int cur;
     CUresult rc = xpdrv_enter(&cur);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (width == 0 || height == 0)
+    if (e.width == 0 || e.height == 0 || e.depth == 0)
         return CUDA_SUCCESS;
-    if (height > 1 && (dst.pitch < width || src.pitch < width))
+    if ((e.height > 1 || e.depth > 1) && (dst.pitch < e.width || src.pitch < e.width))
         return CUDA_ERROR_INVALID_VALUE;
     xpdrv_ptr s, d;
-    if ((rc = check_side(src.addr, extent_of(width, height, src.pitch), sexp, &s)) != CUDA_SUCCESS ||
-        (rc = check_side(dst.addr, extent_of(width, height, dst.pitch), dexp, &d)) != CUDA_SUCCESS) {
+    if ((rc = check_side(src.addr, extent_of(e, src.pitch, src.slice), sexp, false, &s)) !=
+            CUDA_SUCCESS ||
+        (rc = check_side(dst.addr, extent_of(e, dst.pitch, dst.slice), dexp, true, &d)) !=
+            CUDA_SUCCESS) {
         xpsim_debug("%s: invalid pointers (src %#llx, dst %#llx)", api,
                     (unsigned long long)src.addr, (unsigned long long)dst.addr);
         return rc;
@@ -130,15 +175,16 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
     copy_dir dir = is_device_side(&s) ? (is_device_side(&d) ? DIR_D2D : DIR_D2H)
                                       : (is_device_side(&d) ? DIR_H2D : DIR_H2H);
     bool pageable = (dir != DIR_D2D) && (s.kind == XPDRV_MEM_PAGEABLE || d.kind == XPDRV_MEM_PAGEABLE);
-    uint64_t bytes = (uint64_t)width * height;
+    uint64_t bytes = (uint64_t)e.width * e.height * e.depth;
     const xpsim_config *cfg = xpsim_config_get();
     uint64_t move_ns = transfer_ns(bytes, rate_for(dir, &s, &d, pageable));
 
     copy_job *job = calloc(1, sizeof *job);
     if (job == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *job = (copy_job){.dst = xpdrv_view(&d, dst.addr), .src = xpdrv_view(&s, src.addr),
-                      .width = width, .height = height, .dpitch = dst.pitch, .spitch = src.pitch};
+    *job = (copy_job){.dst = xpdrv_view(&d, dst.addr), .src = xpdrv_view(&s, src.addr), .e = e,
+                      .dpitch = dst.pitch, .dslice = dst.slice, .spitch = src.pitch,
+                      .sslice = src.slice};
     xpsim_work w = {.run = run_copy, .release = release_copy, .ctx = job,
                     .duration_ns = cfg->latency_ns + move_ns, .fault = CUDA_SUCCESS,
                     .lane = dir == DIR_H2D ? XPSIM_LANE_H2D
@@ -164,7 +210,7 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
             uint64_t t0 = xpsim_now_ns();
             run_copy(job);
             xpsim_sleep_until(t0 + move_ns);
-            job->width = 0;
+            job->e.width = 0;
             w.duration_ns = cfg->latency_ns;
             xpsim_stream_enqueue(stream, &w);
             xpsim_debug("%s HtoD %llu bytes pageable stream %p (staged)", api,
@@ -177,10 +223,10 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         uint64_t t0 = xpsim_now_ns();
-        for (size_t y = 0; y < height; y++)
-            memcpy((char *)job->staging + y * width, (const char *)job->src + y * src.pitch, width);
+        copy_box(job->staging, e.width, e.width * e.height, job->src, src.pitch, src.slice, e);
         job->src = job->staging;
-        job->spitch = width;
+        job->spitch = e.width;
+        job->sslice = e.width * e.height;
         xpsim_sleep_until(t0 + move_ns);
         w.duration_ns = cfg->latency_ns;
         wait = false;
@@ -206,7 +252,7 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
 
 static rect r1(uint64_t addr)
 {
-    return (rect){.addr = addr, .pitch = 0};
+    return (rect){.addr = addr, .pitch = 0, .slice = 0};
 }
 
 static rect rh(const void *p)
@@ -215,30 +261,30 @@ static rect rh(const void *p)
 }
 
 XPDRV_TWINS(cuMemcpy, cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n),
-            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, n, 1, false, NULL, ptds, "cuMemcpy"))
+            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, line(n), false, NULL, ptds, "cuMemcpy"))
 XPDRV_TWINS(cuMemcpyAsync, cuMemcpyAsync_ptsz,
             (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h),
-            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, n, 1, true, h, ptds, "cuMemcpyAsync"))
+            do_copy(r1(dst), EXPECT_ANY, r1(src), EXPECT_ANY, line(n), true, h, ptds, "cuMemcpyAsync"))
 XPDRV_TWINS(cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, (CUdeviceptr dst, const void *src, size_t n),
-            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, n, 1, false, NULL, ptds,
+            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, line(n), false, NULL, ptds,
                     "cuMemcpyHtoD_v2"))
 XPDRV_TWINS(cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, (void *dst, CUdeviceptr src, size_t n),
-            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds,
+            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, line(n), false, NULL, ptds,
                     "cuMemcpyDtoH_v2"))
 XPDRV_TWINS(cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n),
-            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds,
+            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, line(n), false, NULL, ptds,
                     "cuMemcpyDtoD_v2"))
 XPDRV_TWINS(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
             (CUdeviceptr dst, const void *src, size_t n, CUstream h),
-            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, n, 1, true, h, ptds,
+            do_copy(r1(dst), EXPECT_DEVICE, rh(src), EXPECT_HOST, line(n), true, h, ptds,
                     "cuMemcpyHtoDAsync_v2"))
 XPDRV_TWINS(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
             (void *dst, CUdeviceptr src, size_t n, CUstream h),
-            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, n, 1, true, h, ptds,
+            do_copy(rh(dst), EXPECT_HOST, r1(src), EXPECT_DEVICE, line(n), true, h, ptds,
                     "cuMemcpyDtoHAsync_v2"))
 XPDRV_TWINS(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
             (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h),
-            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, true, h, ptds,
+            do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, line(n), true, h, ptds,
                     "cuMemcpyDtoDAsync_v2"))
 
 /* Makes `waiter` wait for all work enqueued so far on `target`. */
@@ -257,14 +303,15 @@ static void stream_waits_for(CUstream waiter, CUstream target)
  * form is "serialized with respect to all pending and future asynchronous
  * work in the current device, srcDevice, and dstDevice": the copy waits for
  * the other devices' legacy streams, and they wait for the copy. */
-static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
-                          size_t n, bool async, CUstream h, bool ptds, const char *api)
+static CUresult peer_copy(rect dst, side_expect dexp, CUcontext dctx, rect src, side_expect sexp,
+                          CUcontext sctx, extent3 e, bool async, CUstream h, bool ptds,
+                          const char *api)
 {
     if (dctx == NULL || sctx == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     xpdrv_ptr d, s;
-    xpdrv_classify(dst, &d);
-    xpdrv_classify(src, &s);
+    xpdrv_classify(dst.addr, &d);
+    xpdrv_classify(src.addr, &s);
     if ((d.kind == XPDRV_MEM_DEVICE && d.device != dctx->device) ||
         (s.kind == XPDRV_MEM_DEVICE && s.device != sctx->device))
         return CUDA_ERROR_INVALID_VALUE;
@@ -272,7 +319,7 @@ static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
     CUstream here;
     if (async || xpdrv_enter(&cur) != CUDA_SUCCESS ||
         xpsim_stream_resolve(NULL, ptds, cur, &here) != CUDA_SUCCESS)
-        return do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, async, h, ptds, api);
+        return do_copy(dst, dexp, src, sexp, e, async, h, ptds, api);
     CUstream others[2] = {NULL, NULL};
     int devs[2] = {sctx->device, dctx->device};
     for (int i = 0; i < 2; i++)
@@ -281,7 +328,7 @@ static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
     for (int i = 0; i < 2; i++)
         if (others[i])
             stream_waits_for(here, others[i]);
-    CUresult rc = do_copy(r1(dst), EXPECT_DEVICE, r1(src), EXPECT_DEVICE, n, 1, false, NULL, ptds, api);
+    CUresult rc = do_copy(dst, dexp, src, sexp, e, false, NULL, ptds, api);
     for (int i = 0; i < 2; i++)
         if (others[i])
             stream_waits_for(others[i], here);
@@ -290,47 +337,88 @@ static CUresult peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
 
 XPDRV_TWINS(cuMemcpyPeer, cuMemcpyPeer_ptds,
             (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n),
-            peer_copy(dst, dctx, src, sctx, n, false, NULL, ptds, "cuMemcpyPeer"))
+            peer_copy(r1(dst), EXPECT_DEVICE, dctx, r1(src), EXPECT_DEVICE, sctx, line(n), false,
+                      NULL, ptds, "cuMemcpyPeer"))
 XPDRV_TWINS(cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz,
             (CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream h),
-            peer_copy(dst, dctx, src, sctx, n, true, h, ptds, "cuMemcpyPeerAsync"))
+            peer_copy(r1(dst), EXPECT_DEVICE, dctx, r1(src), EXPECT_DEVICE, sctx, line(n), true, h,
+                      ptds, "cuMemcpyPeerAsync"))
 
-/* One side of a CUDA_MEMCPY2D: its memory type says which field holds the
- * address and how strictly to check it. */
-static CUresult side_2d(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y,
-                        size_t pitch, rect *out, side_expect *expect)
+/* One side of a 2D or 3D copy, as CUDA_MEMCPY2D and CUDA_MEMCPY3D(_PEER)
+ * describe it. */
+typedef struct side_spec {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr dev;
+    size_t x, y, z;           /* x in bytes */
+    size_t pitch;             /* bytes per row */
+    size_t height;            /* rows per slice (3D) */
+} side_spec;
+
+/* Where a side's bytes are.  Its memory type says which field holds the
+ * address and how strictly to check it; the documented limits apply where
+ * the copy has more than one row ("srcPitch must be greater than or equal to
+ * WidthInBytes + srcXInBytes") or more than one slice ("srcHeight must be
+ * greater than or equal to Height + srcY"). */
+static CUresult side_at(const side_spec *sp, extent3 e, rect *out, side_expect *expect)
 {
     uint64_t base;
-    switch (type) {
-    case CU_MEMORYTYPE_HOST: base = (uint64_t)(uintptr_t)host; *expect = EXPECT_HOST; break;
-    case CU_MEMORYTYPE_DEVICE: base = dev; *expect = EXPECT_DEVICE; break;
-    case CU_MEMORYTYPE_UNIFIED: base = dev; *expect = EXPECT_ANY; break;
+    switch (sp->type) {
+    case CU_MEMORYTYPE_HOST: base = (uint64_t)(uintptr_t)sp->host; *expect = EXPECT_HOST; break;
+    case CU_MEMORYTYPE_DEVICE: base = sp->dev; *expect = EXPECT_DEVICE; break;
+    case CU_MEMORYTYPE_UNIFIED: base = sp->dev; *expect = EXPECT_ANY; break;
     case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;   /* arrays are not simulated */
     default: return CUDA_ERROR_INVALID_VALUE;
     }
     if (base == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    *out = (rect){.addr = base + y * pitch + x, .pitch = pitch};
+    bool rows = e.height > 1 || e.depth > 1;
+    if (rows && (sp->pitch < sp->x || sp->pitch - sp->x < e.width))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (e.depth > 1 && (sp->height < sp->y || sp->height - sp->y < e.height))
+        return CUDA_ERROR_INVALID_VALUE;
+    /* Start = base + (z * height + y) * pitch + x, as the header spells it. */
+    size_t row, off;
+    if (__builtin_mul_overflow(sp->z, sp->height, &row) ||
+        __builtin_add_overflow(row, sp->y, &row) ||
+        __builtin_mul_overflow(row, sp->pitch, &off) ||
+        __builtin_add_overflow(off, sp->x, &off) || off > UINT64_MAX - base)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* A single row needs no pitch, a single slice no height. */
+    size_t pitch = rows || sp->pitch != 0 ? sp->pitch : e.width;
+    size_t slice = 0;
+    if (e.depth > 1 && __builtin_mul_overflow(pitch, sp->height, &slice))
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (rect){.addr = base + off, .pitch = pitch, .slice = slice};
     return CUDA_SUCCESS;
+}
+
+/* Resolves both sides of a 2D/3D copy; peer copies also pass the contexts. */
+static CUresult copy_sides(const side_spec *src, CUcontext sctx, const side_spec *dst,
+                           CUcontext dctx, extent3 e, bool peer, bool async, CUstream h, bool ptds,
+                           const char *api)
+{
+    rect s, d;
+    side_expect se, de;
+    CUresult rc;
+    if ((rc = side_at(src, e, &s, &se)) != CUDA_SUCCESS ||
+        (rc = side_at(dst, e, &d, &de)) != CUDA_SUCCESS)
+        return rc;
+    if (peer)
+        return peer_copy(d, de, dctx, s, se, sctx, e, async, h, ptds, api);
+    return do_copy(d, de, s, se, e, async, h, ptds, api);
 }
 
 static CUresult copy_2d(const CUDA_MEMCPY2D *p, bool async, CUstream h, bool ptds, const char *api)
 {
     if (p == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    rect s, d;
-    side_expect se, de;
-    CUresult rc;
-    if ((rc = side_2d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
-                      p->srcPitch, &s, &se)) != CUDA_SUCCESS ||
-        (rc = side_2d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
-                      p->dstPitch, &d, &de)) != CUDA_SUCCESS)
-        return rc;
-    if (p->Height == 1) {
-        s.pitch = s.pitch ? s.pitch : p->WidthInBytes;
-        d.pitch = d.pitch ? d.pitch : p->WidthInBytes;
-    }
-    return do_copy(d, de, s, se, p->WidthInBytes, p->Height, async, h, ptds, api);
+    side_spec s = {.type = p->srcMemoryType, .host = p->srcHost, .dev = p->srcDevice,
+                   .x = p->srcXInBytes, .y = p->srcY, .pitch = p->srcPitch};
+    side_spec d = {.type = p->dstMemoryType, .host = p->dstHost, .dev = p->dstDevice,
+                   .x = p->dstXInBytes, .y = p->dstY, .pitch = p->dstPitch};
+    extent3 e = {.width = p->WidthInBytes, .height = p->Height, .depth = 1};
+    return copy_sides(&s, NULL, &d, NULL, e, false, async, h, ptds, api);
 }
 
 XPDRV_TWINS(cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *p),
@@ -339,6 +427,106 @@ XPDRV_TWINS(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEM
             copy_2d(p, false, NULL, ptds, "cuMemcpy2DUnaligned_v2"))
 XPDRV_TWINS(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *p, CUstream h),
             copy_2d(p, true, h, ptds, "cuMemcpy2DAsync_v2"))
+
+/* CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER share these fields' names; LODs are
+ * for arrays and must be 0. */
+#define SIDE_3D(p, side)                                                       \
+    ((side_spec){.type = (p)->side##MemoryType, .host = (p)->side##Host,       \
+                 .dev = (p)->side##Device, .x = (p)->side##XInBytes,           \
+                 .y = (p)->side##Y, .z = (p)->side##Z, .pitch = (p)->side##Pitch, \
+                 .height = (p)->side##Height})
+#define EXTENT_3D(p)                                                           \
+    ((extent3){.width = (p)->WidthInBytes, .height = (p)->Height, .depth = (p)->Depth})
+
+static CUresult copy_3d(const CUDA_MEMCPY3D *p, bool async, CUstream h, bool ptds, const char *api)
+{
+    if (p == NULL || p->srcLOD != 0 || p->dstLOD != 0 || p->reserved0 != NULL ||
+        p->reserved1 != NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    side_spec s = SIDE_3D(p, src), d = SIDE_3D(p, dst);
+    return copy_sides(&s, NULL, &d, NULL, EXTENT_3D(p), false, async, h, ptds, api);
+}
+
+static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, bool async, CUstream h, bool ptds,
+                             const char *api)
+{
+    if (p == NULL || p->srcLOD != 0 || p->dstLOD != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    side_spec s = SIDE_3D(p, src), d = SIDE_3D(p, dst);
+    return copy_sides(&s, p->srcContext, &d, p->dstContext, EXTENT_3D(p), true, async, h, ptds,
+                      api);
+}
+
+XPDRV_TWINS(cuMemcpy3D_v2, cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *p),
+            copy_3d(p, false, NULL, ptds, "cuMemcpy3D_v2"))
+XPDRV_TWINS(cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *p, CUstream h),
+            copy_3d(p, true, h, ptds, "cuMemcpy3DAsync_v2"))
+XPDRV_TWINS(cuMemcpy3DPeer, cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *p),
+            copy_3d_peer(p, false, NULL, ptds, "cuMemcpy3DPeer"))
+XPDRV_TWINS(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz,
+            (const CUDA_MEMCPY3D_PEER *p, CUstream h),
+            copy_3d_peer(p, true, h, ptds, "cuMemcpy3DPeerAsync"))
+
+/* Batches: "The batch as a whole executes in stream order but copies within
+ * a batch are not guaranteed to execute in any specific order"; here each is
+ * queued on the stream in turn, as if issued one by one with cuMemcpyAsync.
+ * Every entry and attribute is checked before any copy is queued, so a bad
+ * one leaves the stream untouched (and is named by failIdx, where given). */
+static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                           CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+                           size_t *failIdx, CUstream h, bool ptds, const char *api)
+{
+    if (failIdx)
+        *failIdx = SIZE_MAX;
+    if (dsts == NULL || srcs == NULL || sizes == NULL || count == 0 || attrs == NULL ||
+        attrsIdxs == NULL || numAttrs == 0 || numAttrs > count || attrsIdxs[0] != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 0; k < numAttrs; k++) {
+        CUmemcpySrcAccessOrder order = attrs[k].srcAccessOrder;
+        if ((k > 0 && attrsIdxs[k] <= attrsIdxs[k - 1]) || attrsIdxs[k] >= count ||
+            (order != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM &&
+             order != CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL &&
+             order != CU_MEMCPY_SRC_ACCESS_ORDER_ANY) ||
+            (attrs[k].flags & ~(unsigned)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    int cur;
+    CUresult rc = xpdrv_enter(&cur);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    /* "Must not be legacy NULL stream." */
+    if (h == CU_STREAM_LEGACY || (h == NULL && !ptds))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstream stream;
+    if ((rc = xpsim_stream_resolve(h, ptds, cur, &stream)) != CUDA_SUCCESS)
+        return rc;
+    for (size_t i = 0; i < count; i++) {
+        xpdrv_ptr s, d;
+        if (sizes[i] != 0 &&
+            ((rc = check_side(srcs[i], sizes[i], EXPECT_ANY, false, &s)) != CUDA_SUCCESS ||
+             (rc = check_side(dsts[i], sizes[i], EXPECT_ANY, true, &d)) != CUDA_SUCCESS)) {
+            if (failIdx)
+                *failIdx = i;
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        rc = do_copy(r1(dsts[i]), EXPECT_ANY, r1(srcs[i]), EXPECT_ANY, line(sizes[i]), true, h,
+                     ptds, api);
+        if (rc != CUDA_SUCCESS) {
+            if (failIdx)
+                *failIdx = i;
+            return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+XPDRV_TWINS(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync_v2_ptsz,
+            (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+             CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream h),
+            copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, NULL, h, ptds,
+                       "cuMemcpyBatchAsync_v2"))
 
 /* Memsets. */
 typedef struct memset_job {
@@ -385,7 +573,8 @@ static CUresult do_memset(CUdeviceptr dst, size_t pitch, unsigned int value, uns
     size_t row = width * elem;
     size_t stride = height > 1 ? pitch : row;
     xpdrv_ptr d;
-    if ((rc = check_side(dst, extent_of(row, height, stride), EXPECT_ANY, &d)) != CUDA_SUCCESS)
+    extent3 e = {.width = row, .height = height, .depth = 1};
+    if ((rc = check_side(dst, extent_of(e, stride, 0), EXPECT_ANY, true, &d)) != CUDA_SUCCESS)
         return rc;
     if (d.kind == XPDRV_MEM_PAGEABLE)
         return CUDA_ERROR_INVALID_VALUE;
@@ -443,3 +632,13 @@ XPDRV_TWINS(cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz,
 XPDRV_TWINS(cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz,
             (CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t hgt, CUstream h),
             do_memset(d, pitch, v, 4, w, hgt, true, h, ptds, "cuMemsetD2D32Async"))
+
+/* CUDA 12.8's form of the batch, which also names the entry that failed.
+ * cuda.h maps the name to _v2 and no longer declares it. */
+#undef cuMemcpyBatchAsync
+XPDRV_TWINS(cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz,
+            (CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+             CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+             CUstream h),
+            copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, h, ptds,
+                       "cuMemcpyBatchAsync"))

@@ -1,6 +1,7 @@
 /* drv_memory.c: device, pinned, registered and managed memory, and pointer attributes. */
 #include "xpsim_driver.h"
 #include "xpsim_stream.h"
+#include "xpsim_vmm.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -27,9 +28,24 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out)
             out->kind = XPDRV_MEM_DEVICE;
             out->base = dm->base + b.offset;
             out->size = b.requested;
+            out->limit = out->base + out->size;
+            out->origin = b.kind == XPSIM_BLOCK_POOL ? XPDRV_FROM_POOL : XPDRV_FROM_ALLOC;
+            out->access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
         } else {
             out->kind = XPDRV_MEM_DEVICE_HOLE;
         }
+        return;
+    }
+    xpsim_vmm_hit v;
+    if (xpsim_vmm_lookup(addr, &v)) {
+        out->kind = v.mapped ? XPDRV_MEM_DEVICE : XPDRV_MEM_DEVICE_HOLE;
+        out->device = v.device;
+        out->base = v.base;
+        out->size = v.size;
+        out->limit = v.limit;
+        out->origin = XPDRV_FROM_VMM;
+        out->access = v.access;
+        out->view = v.view;
         return;
     }
     xpsim_host_range r;
@@ -38,6 +54,7 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out)
         out->device = r.kind == XPSIM_HOST_MANAGED ? r.device : -1;
         out->base = r.base;
         out->size = r.size;
+        out->limit = r.base + r.size;
         out->host_kind = r.kind;
         out->flags = r.flags;
     }
@@ -45,6 +62,8 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out)
 
 void *xpdrv_view(const xpdrv_ptr *info, uint64_t addr)
 {
+    if (info->kind == XPDRV_MEM_DEVICE && info->view != NULL)
+        return info->view + (addr - info->base);
     if (info->kind == XPDRV_MEM_DEVICE)
         return xpsim_devmem_shadow(&xpdrv_device(info->device)->mem, addr);
     return (void *)(uintptr_t)addr;
@@ -127,9 +146,19 @@ XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         xpsim_debug("cuMemFree_v2(%#llx): not a device allocation", (unsigned long long)dptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    /* cudaFree synchronizes: the memory may still be in use by queued work. */
-    xpsim_device_synchronize(info.device);
-    rc = xpsim_devmem_free(&xpdrv_device(info.device)->mem, dptr);
+    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead. */
+    if (info.origin == XPDRV_FROM_VMM || info.device < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (info.origin == XPDRV_FROM_POOL) {
+        /* "This API will not perform any implicit synchronization when the
+         * pointer was allocated with cuMemAllocAsync": the caller vouches
+         * that nothing uses it any more. */
+        rc = xpdrv_pool_free_now(info.device, dptr);
+    } else {
+        /* cudaFree synchronizes: the memory may still be in use by queued work. */
+        xpsim_device_synchronize(info.device);
+        rc = xpsim_devmem_free(&xpdrv_device(info.device)->mem, dptr);
+    }
     xpsim_debug("cuMemFree_v2(%#llx) -> %d", (unsigned long long)dptr, (int)rc);
     return rc;
 }
@@ -256,9 +285,10 @@ XPSIM_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int F
     if (rc != CUDA_SUCCESS)
         return rc;
     uint64_t addr = (uint64_t)(uintptr_t)p;
-    for (int i = 0; i < xpdrv_device_count(); i++)
-        if (xpsim_devmem_in_range(&xpdrv_device(i)->mem, addr))
-            return CUDA_ERROR_INVALID_VALUE;
+    xpdrv_ptr info;
+    xpdrv_classify(addr, &info);
+    if (info.kind == XPDRV_MEM_DEVICE || info.kind == XPDRV_MEM_DEVICE_HOLE)
+        return CUDA_ERROR_INVALID_VALUE;   /* device addresses, allocated or not */
     xpsim_host_range r = {.base = addr, .size = bytesize, .kind = XPSIM_HOST_REGISTERED,
                           .flags = Flags, .device = -1};
     rc = xpsim_hostmem_add(&r);
@@ -318,6 +348,7 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, con
 {
     bool known = info->kind == XPDRV_MEM_DEVICE || info->kind == XPDRV_MEM_PINNED ||
                  info->kind == XPDRV_MEM_MANAGED;
+    bool reserved = info->kind == XPDRV_MEM_DEVICE_HOLE && info->origin == XPDRV_FROM_VMM;
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
         if (!known)
@@ -351,12 +382,24 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, con
             return CUDA_ERROR_INVALID_VALUE;
         *(int *)data = info->device >= 0 ? info->device : 0;
         return CUDA_SUCCESS;
+    /* A reserved but unmapped VMM range still has a range (NVIDIA's driver
+     * reports the reservation, with MAPPED 0). */
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-        if (!known)
+        if (!known && !reserved)
             return CUDA_ERROR_INVALID_VALUE;
         *(CUdeviceptr *)data = info->base;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        if (!known && !reserved)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(size_t *)data = info->size;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+        if (!known)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(CUdeviceptr *)data = info->base;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
         if (!known)
             return CUDA_ERROR_INVALID_VALUE;
         *(size_t *)data = info->size;
@@ -379,12 +422,20 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, con
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
         if (!known)
             return CUDA_ERROR_INVALID_VALUE;
-        *(unsigned int *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+        /* The CU_MEM_ACCESS_FLAGS_PROT_* values are these flags' values. */
+        _Static_assert(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ == (int)CU_MEM_ACCESS_FLAGS_PROT_READ &&
+                           CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE ==
+                               (int)CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                       "access flag values");
+        *(unsigned int *)data = info->kind == XPDRV_MEM_DEVICE
+                                    ? info->access
+                                    : (unsigned int)CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         if (!known)
             return CUDA_ERROR_INVALID_VALUE;
-        *(CUmemoryPool *)data = NULL;
+        *(CUmemoryPool *)data = info->origin == XPDRV_FROM_POOL ? xpdrv_default_pool(info->device)
+                                                                 : NULL;
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;
@@ -422,8 +473,10 @@ XPSIM_API CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_
             switch (attributes[i]) {
             case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data[i] = NULL; break;
             case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+            case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
             case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data[i] = 0; break;
             case CU_POINTER_ATTRIBUTE_HOST_POINTER: *(void **)data[i] = NULL; break;
+            case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
             case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = 0; break;
             case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data[i] = 0; break;
             case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;

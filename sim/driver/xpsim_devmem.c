@@ -1,9 +1,11 @@
 /* xpsim_devmem.c: device address ranges and the first-fit allocator. */
 #include "xpsim_devmem.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Device ranges start on a 2 MiB boundary, like the driver's VA reservations,
  * so that pointer arithmetic in programs meets the same alignment. */
@@ -19,6 +21,7 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
 {
     memset(dm, 0, sizeof *dm);
     dm->device = device;
+    dm->phys_fd = -1;
     dm->capacity = (capacity + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
     /* The device view is never accessible from the host: a program that
      * dereferences a device pointer crashes, as it does on a real GPU.  Over-
@@ -57,9 +60,12 @@ void xpsim_devmem_fini(xpsim_devmem *dm)
         return;
     munmap(dm->shadow, dm->capacity);
     munmap((void *)(uintptr_t)dm->base, dm->capacity);
+    if (dm->phys_fd >= 0)
+        close(dm->phys_fd);
     free(dm->blocks);
     pthread_rwlock_destroy(&dm->lock);
     memset(dm, 0, sizeof *dm);
+    dm->phys_fd = -1;
 }
 
 /* Index of the block containing offset (blocks tile the range). */
@@ -98,23 +104,35 @@ static void remove_at(xpsim_devmem *dm, size_t index)
     dm->count--;
 }
 
-CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
-                            CUdeviceptr *out_ptr)
+/* First fit of `bytes` at an `align`-aligned offset (align: a power of two,
+ * at least XPSIM_DEVMEM_ALIGN); lock held. */
+static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
+                             xpsim_block_kind kind, CUdeviceptr *out_ptr)
 {
     if (bytes == 0 || bytes > dm->capacity)
         return bytes == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t need = (bytes + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
-    CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_rwlock_wrlock(&dm->lock);
     for (size_t i = 0; i < dm->count; i++) {
         xpsim_block *b = &dm->blocks[i];
         if (b->kind != XPSIM_BLOCK_FREE || b->size < need)
             continue;
+        uint64_t pad = ((b->offset + align - 1) & ~(align - 1)) - b->offset;
+        if (pad > b->size - need)
+            continue;
+        if (pad > 0) {
+            /* The hole before the aligned start stays free. */
+            xpsim_block rest = {.offset = b->offset + pad, .size = b->size - pad,
+                                .kind = XPSIM_BLOCK_FREE};
+            if (!insert_at(dm, i + 1, rest))
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            dm->blocks[i].size = pad;
+            b = &dm->blocks[++i];
+        }
         if (b->size > need) {
             xpsim_block rest = {.offset = b->offset + need, .size = b->size - need,
                                 .kind = XPSIM_BLOCK_FREE};
             if (!insert_at(dm, i + 1, rest))
-                break;
+                return CUDA_ERROR_OUT_OF_MEMORY;
             b = &dm->blocks[i];   /* insert_at may have moved the array */
             b->size = need;
         }
@@ -122,9 +140,40 @@ CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind k
         b->requested = bytes;
         dm->used += need;
         *out_ptr = (CUdeviceptr)(dm->base + b->offset);
-        rc = CUDA_SUCCESS;
-        break;
+        return CUDA_SUCCESS;
     }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
+                            CUdeviceptr *out_ptr)
+{
+    pthread_rwlock_wrlock(&dm->lock);
+    CUresult rc = alloc_locked(dm, bytes, XPSIM_DEVMEM_ALIGN, kind, out_ptr);
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
+CUresult xpsim_devmem_alloc_physical(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
+                                     CUdeviceptr *out_ptr, int *out_fd)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&dm->lock);
+    if (dm->phys_fd < 0) {
+        /* Sparse like the shadow: only what is written takes memory. */
+        int fd = memfd_create("xpsim-physical", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)dm->capacity) != 0) {
+            close(fd);
+            fd = -1;
+        }
+        dm->phys_fd = fd;
+        if (fd < 0)
+            rc = CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (rc == CUDA_SUCCESS)
+        rc = alloc_locked(dm, bytes, align, XPSIM_BLOCK_PHYSICAL, out_ptr);
+    if (rc == CUDA_SUCCESS)
+        *out_fd = dm->phys_fd;
     pthread_rwlock_unlock(&dm->lock);
     return rc;
 }
@@ -134,15 +183,20 @@ static void release_block(xpsim_devmem *dm, size_t i)
 {
     xpsim_block *b = &dm->blocks[i];
     dm->used -= b->size;
-    b->kind = XPSIM_BLOCK_FREE;
-    b->requested = 0;
     /* Give the pages back: freed device memory has no contents to keep, and
      * long runs that churn allocations must not grow the simulator's RSS. */
     uint64_t page = 4096;
     uint64_t start = (b->offset + page - 1) & ~(page - 1);
     uint64_t end = (b->offset + b->size) & ~(page - 1);
-    if (end > start)
-        madvise(dm->shadow + start, end - start, MADV_DONTNEED);
+    if (end > start) {
+        if (b->kind == XPSIM_BLOCK_PHYSICAL)
+            (void)fallocate(dm->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            (off_t)start, (off_t)(end - start));
+        else
+            madvise(dm->shadow + start, end - start, MADV_DONTNEED);
+    }
+    b->kind = XPSIM_BLOCK_FREE;
+    b->requested = 0;
     if (i + 1 < dm->count && dm->blocks[i + 1].kind == XPSIM_BLOCK_FREE) {
         b->size += dm->blocks[i + 1].size;
         remove_at(dm, i + 1);
@@ -153,15 +207,55 @@ static void release_block(xpsim_devmem *dm, size_t i)
     }
 }
 
-CUresult xpsim_devmem_free(xpsim_devmem *dm, CUdeviceptr ptr)
+/* Index of the block starting exactly at ptr with a kind in `kinds`, or
+ * dm->count; lock held. */
+static size_t block_at(const xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds)
 {
     if (!xpsim_devmem_in_range(dm, ptr))
+        return dm->count;
+    size_t i = find_block(dm, ptr - dm->base);
+    const xpsim_block *b = &dm->blocks[i];
+    return b->offset == ptr - dm->base && (kinds & XPSIM_BLOCK_BIT(b->kind)) ? i : dm->count;
+}
+
+CUresult xpsim_devmem_release(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
+                              uint64_t *out_size)
+{
+    /* A free block is never released, whatever the caller asked for. */
+    kinds &= ~XPSIM_BLOCK_BIT(XPSIM_BLOCK_FREE);
+    CUresult rc = CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&dm->lock);
+    size_t i = block_at(dm, ptr, kinds);
+    if (i < dm->count) {
+        if (out_size)
+            *out_size = dm->blocks[i].size;
+        release_block(dm, i);
+        rc = CUDA_SUCCESS;
+    }
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
+CUresult xpsim_devmem_free(xpsim_devmem *dm, CUdeviceptr ptr)
+{
+    return xpsim_devmem_release(dm, ptr, XPSIM_BLOCK_BIT(XPSIM_BLOCK_ALLOC), NULL);
+}
+
+CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
+                            xpsim_block_kind to, xpsim_block_kind *out_old, uint64_t *out_size)
+{
+    kinds &= ~XPSIM_BLOCK_BIT(XPSIM_BLOCK_FREE);
+    if (to == XPSIM_BLOCK_FREE)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&dm->lock);
-    size_t i = find_block(dm, ptr - dm->base);
-    if (dm->blocks[i].offset == ptr - dm->base && dm->blocks[i].kind == XPSIM_BLOCK_ALLOC) {
-        release_block(dm, i);
+    size_t i = block_at(dm, ptr, kinds);
+    if (i < dm->count) {
+        if (out_old)
+            *out_old = dm->blocks[i].kind;
+        if (out_size)
+            *out_size = dm->blocks[i].size;
+        dm->blocks[i].kind = to;
         rc = CUDA_SUCCESS;
     }
     pthread_rwlock_unlock(&dm->lock);
@@ -171,10 +265,13 @@ CUresult xpsim_devmem_free(xpsim_devmem *dm, CUdeviceptr ptr)
 void xpsim_devmem_free_all(xpsim_devmem *dm)
 {
     pthread_rwlock_wrlock(&dm->lock);
-    madvise(dm->shadow, dm->capacity, MADV_DONTNEED);
-    dm->blocks[0] = (xpsim_block){.offset = 0, .size = dm->capacity, .kind = XPSIM_BLOCK_FREE};
-    dm->count = 1;
-    dm->used = 0;
+    /* Downwards: release_block merges block i only with i - 1 and i + 1, so
+     * the blocks below i keep their indices. */
+    for (size_t i = dm->count; i-- > 0;) {
+        xpsim_block_kind k = dm->blocks[i].kind;
+        if (k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE)
+            release_block(dm, i);
+    }
     pthread_rwlock_unlock(&dm->lock);
 }
 
@@ -186,8 +283,12 @@ bool xpsim_devmem_lookup(xpsim_devmem *dm, uint64_t addr, xpsim_block *out_block
     pthread_rwlock_rdlock(&dm->lock);
     size_t i = find_block(dm, addr - dm->base);
     const xpsim_block *b = &dm->blocks[i];
-    /* An address in a block's alignment padding is outside what was asked for. */
-    if (b->kind != XPSIM_BLOCK_FREE && addr - dm->base < b->offset + b->requested) {
+    /* An address in a block's alignment padding is outside what was asked for.
+     * A physical allocation has no address of its own, and a block being
+     * freed in stream order is no longer an allocation. */
+    bool allocation = b->kind == XPSIM_BLOCK_ALLOC || b->kind == XPSIM_BLOCK_MODULE ||
+                      b->kind == XPSIM_BLOCK_POOL;
+    if (allocation && addr - dm->base < b->offset + b->requested) {
         *out_block = *b;
         found = true;
     }

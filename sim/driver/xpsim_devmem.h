@@ -18,7 +18,14 @@ typedef enum xpsim_block_kind {
     XPSIM_BLOCK_FREE = 0,
     XPSIM_BLOCK_ALLOC,        /* cuMemAlloc / cuMemAllocPitch */
     XPSIM_BLOCK_MODULE,       /* a module's __device__ variable: not freeable */
+    XPSIM_BLOCK_POOL,         /* cuMemAllocAsync: from the device's memory pool */
+    XPSIM_BLOCK_FREEING,      /* cuMemFreeAsync'd, until its stream reaches the free:
+                                 still taken, no longer an allocation */
+    XPSIM_BLOCK_PHYSICAL,     /* cuMemCreate: reachable only where it is mapped */
 } xpsim_block_kind;
+
+/* A set of kinds, for the calls below that accept several. */
+#define XPSIM_BLOCK_BIT(kind) (1u << (kind))
 
 typedef struct xpsim_block {
     uint64_t offset;          /* from the range's base */
@@ -32,7 +39,11 @@ typedef struct xpsim_devmem {
     uint64_t base;            /* device addresses: PROT_NONE, so host access faults */
     uint64_t capacity;
     unsigned char *shadow;    /* where the bytes of [base, base+capacity) live */
-    pthread_rwlock_t lock;    /* guards blocks, count, used */
+    /* PHYSICAL blocks keep their bytes at the same offsets of a memory file
+     * instead, so that they can be mapped wherever a program maps them
+     * (cuMemMap); created by the first such allocation, -1 until then. */
+    int phys_fd;
+    pthread_rwlock_t lock;    /* guards blocks, count, used, phys_fd */
     xpsim_block *blocks;      /* sorted by offset, covering the whole range */
     size_t count, cap;
     uint64_t used;            /* bytes in non-free blocks */
@@ -48,12 +59,35 @@ void xpsim_devmem_fini(xpsim_devmem *dm);
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
                             CUdeviceptr *out_ptr);
 
+/* cuMemCreate's backing store: bytes (a multiple of align, a power of two
+ * no smaller than the host page) at an align-aligned offset, counted as used
+ * like any allocation but invisible to xpsim_devmem_lookup.  Its bytes are
+ * those of the memory file *out_fd from offset *out_ptr - dm->base.
+ * CUDA_ERROR_NOT_SUPPORTED if the memory file cannot be created. */
+CUresult xpsim_devmem_alloc_physical(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
+                                     CUdeviceptr *out_ptr, int *out_fd);
+
 /* Frees the XPSIM_BLOCK_ALLOC block starting exactly at ptr.
  * CUDA_ERROR_INVALID_VALUE for anything else (never allocated, an interior
  * pointer, already freed, a module variable). */
 CUresult xpsim_devmem_free(xpsim_devmem *dm, CUdeviceptr ptr);
 
-/* Frees every block (context reset). */
+/* Frees the block starting exactly at ptr if its kind is in `kinds` (a set of
+ * XPSIM_BLOCK_BITs); *out_size (if not NULL) receives the bytes it took.
+ * CUDA_ERROR_INVALID_VALUE otherwise. */
+CUresult xpsim_devmem_release(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
+                              uint64_t *out_size);
+
+/* Turns the block starting exactly at ptr, if its kind is in `kinds`, into a
+ * block of kind `to` (a stream-ordered free in flight), reporting the kind it
+ * had and the bytes it takes.  CUDA_ERROR_INVALID_VALUE otherwise. */
+CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
+                            xpsim_block_kind to, xpsim_block_kind *out_old, uint64_t *out_size);
+
+/* Frees what a context owns (context reset): ALLOC and MODULE blocks.  Pool
+ * and physical allocations belong to the device, not to a context, and stay
+ * (cuda.h: cuCtxDestroy "will not destroy memory allocations by cuMemCreate(),
+ * cuMemAllocAsync() and cuMemAllocFromPoolAsync()"). */
 void xpsim_devmem_free_all(xpsim_devmem *dm);
 
 static inline bool xpsim_devmem_in_range(const xpsim_devmem *dm, uint64_t addr)
@@ -61,7 +95,8 @@ static inline bool xpsim_devmem_in_range(const xpsim_devmem *dm, uint64_t addr)
     return addr >= dm->base && addr - dm->base < dm->capacity;
 }
 
-/* The allocated block containing addr; false if addr is in no live block. */
+/* The allocation (ALLOC, MODULE or POOL block) containing addr; false if addr
+ * is in no live allocation. */
 bool xpsim_devmem_lookup(xpsim_devmem *dm, uint64_t addr, xpsim_block *out_block);
 
 /* Where the simulator reads and writes the bytes of device address addr. */

@@ -62,18 +62,43 @@ typedef enum xpdrv_mem_kind {
     XPDRV_MEM_DEVICE_HOLE,    /* inside a device range but no live allocation */
 } xpdrv_mem_kind;
 
+typedef enum xpdrv_origin {
+    XPDRV_FROM_ALLOC = 0,     /* cuMemAlloc & co., host memory, module variables */
+    XPDRV_FROM_POOL,          /* DEVICE: cuMemAllocAsync / cuMemAllocFromPoolAsync */
+    XPDRV_FROM_VMM,           /* DEVICE: a cuMemMap mapping; DEVICE_HOLE: inside a
+                                 cuMemAddressReserve range but not mapped there */
+} xpdrv_origin;
+
 typedef struct xpdrv_ptr {
     xpdrv_mem_kind kind;
-    int device;               /* DEVICE, DEVICE_HOLE, MANAGED; -1 otherwise */
-    uint64_t base, size;      /* the allocation or range (0,0 for pageable) */
+    int device;               /* DEVICE, DEVICE_HOLE (-1 in a VMM reservation), MANAGED;
+                                 -1 otherwise */
+    uint64_t base, size;      /* the allocation, mapping or range (0,0 for pageable) */
+    /* End of the bytes a copy may reach from base in one piece: base + size,
+     * except that adjacent VMM mappings of one device with the same access
+     * are one stretch of device memory, as on a GPU. */
+    uint64_t limit;
     xpsim_host_kind host_kind;/* PINNED and MANAGED */
-    unsigned int flags;
+    unsigned int flags;       /* PINNED, MANAGED: the allocation's flags */
+    xpdrv_origin origin;
+    /* DEVICE: CU_MEM_ACCESS_FLAGS_PROT_* the memory's own device has to it
+     * (READWRITE except for VMM mappings, which start with none). */
+    unsigned int access;
+    unsigned char *view;      /* VMM: where the host sees base; NULL otherwise */
 } xpdrv_ptr;
 
 void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
 
-/* Host-accessible address of the byte at addr (shadow for device memory). */
+/* Host-accessible address of the byte at addr (shadow for device memory, the
+ * physical allocation's bytes for a VMM mapping). */
 void *xpdrv_view(const xpdrv_ptr *info, uint64_t addr);
+
+/* The device's default (and only) memory pool; NULL for a bad ordinal. */
+CUmemoryPool xpdrv_default_pool(int device);
+
+/* cuMemFree of a pool allocation: at once, without synchronizing, as
+ * documented.  CUDA_ERROR_INVALID_VALUE if dptr starts none. */
+CUresult xpdrv_pool_free_now(int device, CUdeviceptr dptr);
 
 /* Private entry points (not CUDA's), reachable through cuGetProcAddress:
  * storage for a module's variables, for the simulated runtime, holding init

@@ -2,6 +2,8 @@
 /* The runtime checks the arguments; the driver moves and times the bytes. */
 #include "rt_internal.h"
 
+#include <stdlib.h>
+
 static inline CUdeviceptr dptr_of(const void *p)
 {
     return (CUdeviceptr)(uintptr_t)p;
@@ -133,41 +135,26 @@ XPRT_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t 
 
 /* ---- cudaMemcpy2D / cudaMemcpy2DAsync ------------------------------------ */
 
-static void set_side_2d(CUmemorytype type, const void *ptr, bool is_dst, CUDA_MEMCPY2D *p)
+/* The driver's view of one side of a 2D or 3D copy. */
+typedef struct side_cu {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr dev;
+} side_cu;
+
+static side_cu side_of(CUmemorytype type, const void *ptr)
 {
-    if (is_dst) {
-        p->dstMemoryType = type;
-        if (type == CU_MEMORYTYPE_HOST)
-            p->dstHost = (void *)(uintptr_t)ptr;
-        else
-            p->dstDevice = dptr_of(ptr);
-    } else {
-        p->srcMemoryType = type;
-        if (type == CU_MEMORYTYPE_HOST)
-            p->srcHost = ptr;
-        else
-            p->srcDevice = dptr_of(ptr);
-    }
+    if (type == CU_MEMORYTYPE_HOST)
+        return (side_cu){.type = type, .host = ptr, .dev = 0};
+    return (side_cu){.type = type, .host = NULL, .dev = dptr_of(ptr)};
 }
 
-static cudaError_t memcpy_2d(xprt_api api, void *dst, size_t dpitch, const void *src,
-                             size_t spitch, size_t width, size_t height,
-                             enum cudaMemcpyKind kind, bool async, cudaStream_t stream)
+/* The memory types a (valid) kind stands for; Default lets the driver tell
+ * by address. */
+static void kind_types(enum cudaMemcpyKind kind, const void *src, const void *dst, side_cu *s,
+                       side_cu *d)
 {
-    const xprt_drv *d;
-    cudaError_t e = xprt_enter(api, &d);
-    if (e != cudaSuccess)
-        return xprt_result(e);
-    if (!valid_kind(kind))
-        return xprt_result(cudaErrorInvalidMemcpyDirection);
-    if (width == 0 || height == 0)
-        return cudaSuccess;
-    if (width > dpitch || width > spitch)
-        return xprt_result(cudaErrorInvalidPitchValue);
-    e = check_pointers(d, dst, src, kind);
-    if (e != cudaSuccess)
-        return xprt_result(e);
-    CUmemorytype dst_type, src_type;
+    CUmemorytype src_type, dst_type;
     switch (kind) {
     case cudaMemcpyHostToDevice:
         src_type = CU_MEMORYTYPE_HOST;
@@ -187,13 +174,34 @@ static cudaError_t memcpy_2d(xprt_api api, void *dst, size_t dpitch, const void 
         src_type = dst_type = CU_MEMORYTYPE_UNIFIED;
         break;
     }
-    CUDA_MEMCPY2D p = {0};
-    set_side_2d(src_type, src, false, &p);
-    set_side_2d(dst_type, dst, true, &p);
-    p.srcPitch = spitch;
-    p.dstPitch = dpitch;
-    p.WidthInBytes = width;
-    p.Height = height;
+    *s = side_of(src_type, src);
+    *d = side_of(dst_type, dst);
+}
+
+static cudaError_t memcpy_2d(xprt_api api, void *dst, size_t dpitch, const void *src,
+                             size_t spitch, size_t width, size_t height,
+                             enum cudaMemcpyKind kind, bool async, cudaStream_t stream)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    if (!valid_kind(kind))
+        return xprt_result(cudaErrorInvalidMemcpyDirection);
+    if (width == 0 || height == 0)
+        return cudaSuccess;
+    if (width > dpitch || width > spitch)
+        return xprt_result(cudaErrorInvalidPitchValue);
+    e = check_pointers(d, dst, src, kind);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    side_cu ss, ds;
+    kind_types(kind, src, dst, &ss, &ds);
+    CUDA_MEMCPY2D p = {.srcMemoryType = ss.type, .srcHost = ss.host, .srcDevice = ss.dev,
+                       .srcPitch = spitch,
+                       .dstMemoryType = ds.type, .dstHost = (void *)(uintptr_t)ds.host,
+                       .dstDevice = ds.dev, .dstPitch = dpitch,
+                       .WidthInBytes = width, .Height = height};
     CUresult r = async ? XPRT_CALL(d, cuMemcpy2DAsync, &p, stream_of(stream))
                        : XPRT_CALL(d, cuMemcpy2D, &p);
     return xprt_result_cu(r);
@@ -263,6 +271,195 @@ XPRT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void
                                             int srcDevice, size_t count, cudaStream_t stream)
 {
     return memcpy_peer(dst, dstDevice, src, srcDevice, count, true, stream);
+}
+
+/* ---- cudaMemcpy3D / cudaMemcpy3DAsync / cudaMemcpy3DPeer(Async) ---------- */
+
+/* A cudaPitchedPtr side at a cudaPos: without arrays (which are not
+ * simulated) positions and the extent's width are in bytes, ysize is the
+ * height of a slice.  Rows must fit in the pitch wherever there are several,
+ * as with cudaMemcpy2D. */
+static cudaError_t pitched_ok(struct cudaPitchedPtr p, struct cudaPos pos, struct cudaExtent ext)
+{
+    if ((ext.height > 1 || ext.depth > 1) && (pos.x > p.pitch || ext.width > p.pitch - pos.x))
+        return cudaErrorInvalidPitchValue;
+    return cudaSuccess;
+}
+
+#define PITCHED_3D(c, side, pp, pos, s)                                        \
+    do {                                                                       \
+        (c).side##XInBytes = (pos).x;                                          \
+        (c).side##Y = (pos).y;                                                 \
+        (c).side##Z = (pos).z;                                                 \
+        (c).side##MemoryType = (s).type;                                       \
+        (c).side##Host = (void *)(uintptr_t)(s).host;                          \
+        (c).side##Device = (s).dev;                                            \
+        (c).side##Pitch = (pp).pitch;                                          \
+        (c).side##Height = (pp).ysize;                                         \
+    } while (0)
+
+static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bool async,
+                             cudaStream_t stream)
+{
+    if (p == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    if (!valid_kind(p->kind))
+        return xprt_result(cudaErrorInvalidMemcpyDirection);
+    if (p->srcArray != NULL || p->dstArray != NULL)
+        return xprt_result(cudaErrorNotSupported);   /* arrays are not simulated */
+    if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
+        return cudaSuccess;
+    if ((e = pitched_ok(p->srcPtr, p->srcPos, p->extent)) != cudaSuccess ||
+        (e = pitched_ok(p->dstPtr, p->dstPos, p->extent)) != cudaSuccess ||
+        (e = check_pointers(d, p->dstPtr.ptr, p->srcPtr.ptr, p->kind)) != cudaSuccess)
+        return xprt_result(e);
+    side_cu ss, ds;
+    kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
+    CUDA_MEMCPY3D c = {.WidthInBytes = p->extent.width, .Height = p->extent.height,
+                       .Depth = p->extent.depth};
+    PITCHED_3D(c, src, p->srcPtr, p->srcPos, ss);
+    PITCHED_3D(c, dst, p->dstPtr, p->dstPos, ds);
+    CUresult r = async ? XPRT_CALL(d, cuMemcpy3DAsync, &c, stream_of(stream))
+                       : XPRT_CALL(d, cuMemcpy3D, &c);
+    return xprt_result_cu(r);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
+{
+    return memcpy_3d(XPRT_LEGACY, p, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p)
+{
+    return memcpy_3d(XPRT_PTDS, p, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
+{
+    return memcpy_3d(XPRT_LEGACY, p, true, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
+                                               cudaStream_t stream)
+{
+    return memcpy_3d(XPRT_PTDS, p, true, stream);
+}
+
+/* Between devices the pointers are unified addresses, the devices name the
+ * contexts. */
+static cudaError_t memcpy_3d_peer(xprt_api api, const struct cudaMemcpy3DPeerParms *p, bool async,
+                                  cudaStream_t stream)
+{
+    if (p == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    int n = xprt_device_count();
+    if (p->srcDevice < 0 || p->srcDevice >= n || p->dstDevice < 0 || p->dstDevice >= n)
+        return xprt_result(cudaErrorInvalidDevice);
+    if (p->srcArray != NULL || p->dstArray != NULL)
+        return xprt_result(cudaErrorNotSupported);
+    if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
+        return cudaSuccess;
+    if ((e = pitched_ok(p->srcPtr, p->srcPos, p->extent)) != cudaSuccess ||
+        (e = pitched_ok(p->dstPtr, p->dstPos, p->extent)) != cudaSuccess)
+        return xprt_result(e);
+    CUDA_MEMCPY3D_PEER c = {.WidthInBytes = p->extent.width, .Height = p->extent.height,
+                            .Depth = p->extent.depth};
+    if ((e = xprt_primary_ctx(p->srcDevice, &c.srcContext)) != cudaSuccess ||
+        (e = xprt_primary_ctx(p->dstDevice, &c.dstContext)) != cudaSuccess)
+        return xprt_result(e);
+    side_cu ss = side_of(CU_MEMORYTYPE_UNIFIED, p->srcPtr.ptr);
+    side_cu ds = side_of(CU_MEMORYTYPE_UNIFIED, p->dstPtr.ptr);
+    PITCHED_3D(c, src, p->srcPtr, p->srcPos, ss);
+    PITCHED_3D(c, dst, p->dstPtr, p->dstPos, ds);
+    CUresult r = async ? XPRT_CALL(d, cuMemcpy3DPeerAsync, &c, stream_of(stream))
+                       : XPRT_CALL(d, cuMemcpy3DPeer, &c);
+    return xprt_result_cu(r);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+    return memcpy_3d_peer(XPRT_LEGACY, p, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
+{
+    return memcpy_3d_peer(XPRT_PTDS, p, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
+                                              cudaStream_t stream)
+{
+    return memcpy_3d_peer(XPRT_LEGACY, p, true, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
+                                                   cudaStream_t stream)
+{
+    return memcpy_3d_peer(XPRT_PTDS, p, true, stream);
+}
+
+/* ---- cudaMemcpyBatchAsync ------------------------------------------------ */
+
+/* cudaMemcpyAttributes is CUmemcpyAttributes, field for field and value for
+ * value. */
+_Static_assert(sizeof(struct cudaMemcpyAttributes) == sizeof(CUmemcpyAttributes) &&
+                   offsetof(struct cudaMemcpyAttributes, flags) ==
+                       offsetof(CUmemcpyAttributes, flags) &&
+                   cudaMemcpySrcAccessOrderAny == (int)CU_MEMCPY_SRC_ACCESS_ORDER_ANY,
+               "cudaMemcpyAttributes layout");
+
+static cudaError_t memcpy_batch(xprt_api api, void *const *dsts, const void *const *srcs,
+                                const size_t *sizes, size_t count,
+                                struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                                size_t numAttrs, cudaStream_t stream)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    if (dsts == NULL || srcs == NULL || sizes == NULL || count == 0)
+        return xprt_result(cudaErrorInvalidValue);
+    /* Pointers become device addresses (unified addressing), each batch its
+     * own arrays: the driver takes CUdeviceptr, not pointers. */
+    CUdeviceptr *addrs = malloc(2 * count * sizeof *addrs);
+    if (addrs == NULL)
+        return xprt_result(cudaErrorMemoryAllocation);
+    for (size_t i = 0; i < count; i++) {
+        addrs[i] = dptr_of(dsts[i]);
+        addrs[count + i] = dptr_of(srcs[i]);
+    }
+    CUresult r = XPRT_CALL(d, cuMemcpyBatchAsync, addrs, addrs + count,
+                           (size_t *)(uintptr_t)sizes, count, (CUmemcpyAttributes *)attrs,
+                           attrsIdxs, numAttrs, stream_of(stream));
+    free(addrs);
+    return xprt_result_cu(r);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+                                             const size_t *sizes, size_t count,
+                                             struct cudaMemcpyAttributes *attrs,
+                                             size_t *attrsIdxs, size_t numAttrs,
+                                             cudaStream_t stream)
+{
+    return memcpy_batch(XPRT_LEGACY, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs,
+                        stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                                  const size_t *sizes, size_t count,
+                                                  struct cudaMemcpyAttributes *attrs,
+                                                  size_t *attrsIdxs, size_t numAttrs,
+                                                  cudaStream_t stream)
+{
+    return memcpy_batch(XPRT_PTDS, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
 }
 
 /* ---- symbols ------------------------------------------------------------- */
@@ -435,4 +632,70 @@ XPRT_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int v
                                                size_t width, size_t height, cudaStream_t stream)
 {
     return memset_2d(XPRT_PTDS, devPtr, pitch, value, width, height, true, stream);
+}
+
+/* Slices ysize rows apart; when they follow each other without a gap (or
+ * there is only one) the whole box is one 2D memset of height * depth rows,
+ * else one per slice. */
+static cudaError_t memset_3d(xprt_api api, struct cudaPitchedPtr p, int value,
+                             struct cudaExtent extent, bool async, cudaStream_t stream)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    if (extent.width == 0 || extent.height == 0 || extent.depth == 0)
+        return cudaSuccess;
+    /* "The pitch field is ignored when height and depth are both equal to 1." */
+    bool one_row = extent.height == 1 && extent.depth == 1;
+    size_t pitch = one_row ? extent.width : p.pitch;
+    if (extent.width > pitch || (extent.depth > 1 && p.ysize < extent.height))
+        return xprt_result(cudaErrorInvalidValue);
+    unsigned char byte = (unsigned char)value;
+    CUdeviceptr base = dptr_of(p.ptr);
+    size_t rows, slice;
+    if (extent.depth == 1 || p.ysize == extent.height) {
+        if (__builtin_mul_overflow(extent.height, extent.depth, &rows))
+            return xprt_result(cudaErrorInvalidValue);
+        CUresult r = async ? XPRT_CALL(d, cuMemsetD2D8Async, base, pitch, byte, extent.width, rows,
+                                       stream_of(stream))
+                           : XPRT_CALL(d, cuMemsetD2D8, base, pitch, byte, extent.width, rows);
+        return xprt_result_cu(r);
+    }
+    if (__builtin_mul_overflow(pitch, p.ysize, &slice))
+        return xprt_result(cudaErrorInvalidValue);
+    for (size_t z = 0; z < extent.depth; z++) {
+        CUdeviceptr at = base + z * slice;
+        CUresult r = async ? XPRT_CALL(d, cuMemsetD2D8Async, at, pitch, byte, extent.width,
+                                       extent.height, stream_of(stream))
+                           : XPRT_CALL(d, cuMemsetD2D8, at, pitch, byte, extent.width,
+                                       extent.height);
+        if (r != CUDA_SUCCESS)
+            return xprt_result_cu(r);
+    }
+    return cudaSuccess;
+}
+
+XPRT_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                     struct cudaExtent extent)
+{
+    return memset_3d(XPRT_LEGACY, pitchedDevPtr, value, extent, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                          struct cudaExtent extent)
+{
+    return memset_3d(XPRT_PTDS, pitchedDevPtr, value, extent, false, NULL);
+}
+
+XPRT_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                          struct cudaExtent extent, cudaStream_t stream)
+{
+    return memset_3d(XPRT_LEGACY, pitchedDevPtr, value, extent, true, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value,
+                                               struct cudaExtent extent, cudaStream_t stream)
+{
+    return memset_3d(XPRT_PTDS, pitchedDevPtr, value, extent, true, stream);
 }

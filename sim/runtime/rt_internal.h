@@ -96,6 +96,17 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuMemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020)       \
     X(cuMemHostGetFlags, PFN_cuMemHostGetFlags_v2030)                       \
     X(cuMemAllocManaged, PFN_cuMemAllocManaged_v6000)                       \
+    X(cuMemPrefetchAsync, PFN_cuMemPrefetchAsync_v12020)                    \
+    X(cuMemAdvise, PFN_cuMemAdvise_v12020)                                  \
+    X(cuMemAllocAsync, PFN_cuMemAllocAsync_v11020)                          \
+    X(cuMemAllocFromPoolAsync, PFN_cuMemAllocFromPoolAsync_v11020)          \
+    X(cuMemFreeAsync, PFN_cuMemFreeAsync_v11020)                            \
+    X(cuDeviceGetDefaultMemPool, PFN_cuDeviceGetDefaultMemPool_v11020)      \
+    X(cuDeviceGetMemPool, PFN_cuDeviceGetMemPool_v11020)                    \
+    X(cuDeviceSetMemPool, PFN_cuDeviceSetMemPool_v11020)                    \
+    X(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020)              \
+    X(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020)              \
+    X(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020)                          \
     X(cuPointerGetAttribute, PFN_cuPointerGetAttribute_v4000)               \
     X(cuPointerGetAttributes, PFN_cuPointerGetAttributes_v7000)             \
     X(cuMemcpy, PFN_cuMemcpy_v4000)                                         \
@@ -108,6 +119,11 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)                       \
     X(cuMemcpy2D, PFN_cuMemcpy2D_v3020)                                     \
     X(cuMemcpy2DAsync, PFN_cuMemcpy2DAsync_v3020)                           \
+    X(cuMemcpy3D, PFN_cuMemcpy3D_v3020)                                     \
+    X(cuMemcpy3DAsync, PFN_cuMemcpy3DAsync_v3020)                           \
+    X(cuMemcpy3DPeer, PFN_cuMemcpy3DPeer_v4000)                             \
+    X(cuMemcpy3DPeerAsync, PFN_cuMemcpy3DPeerAsync_v4000)                   \
+    X(cuMemcpyBatchAsync, PFN_cuMemcpyBatchAsync_v13000)                    \
     X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000)                                 \
     X(cuMemcpyPeerAsync, PFN_cuMemcpyPeerAsync_v4000)                       \
     X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                     \

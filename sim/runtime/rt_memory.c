@@ -78,6 +78,33 @@ XPRT_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t wid
     return xprt_result_cu(r);
 }
 
+XPRT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+{
+    if (pitchedDevPtr == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = enter(&d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    /* Without an array the width is in bytes; the slices are stacked rows
+     * of one pitched allocation. */
+    size_t rows;
+    if (__builtin_mul_overflow(extent.height, extent.depth, &rows))
+        return xprt_result(cudaErrorMemoryAllocation);
+    *pitchedDevPtr = (struct cudaPitchedPtr){.ptr = NULL, .pitch = 0, .xsize = extent.width,
+                                             .ysize = extent.height};
+    if (extent.width == 0 || rows == 0)
+        return cudaSuccess;   /* nothing to allocate, like cudaMallocPitch */
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    CUresult r = XPRT_CALL(d, cuMemAllocPitch, &p, &pitch, extent.width, rows, 16);
+    if (r == CUDA_SUCCESS) {
+        pitchedDevPtr->ptr = ptr_of(p);
+        pitchedDevPtr->pitch = pitch;
+    }
+    return xprt_result_cu(r);
+}
+
 XPRT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     if (ptr == NULL)
@@ -188,6 +215,55 @@ XPRT_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned i
     if (r == CUDA_SUCCESS)
         *devPtr = ptr_of(p);
     return xprt_result_cu(r);
+}
+
+/* cudaMemLocation is CUmemLocation, field for field and value for value. */
+_Static_assert(sizeof(struct cudaMemLocation) == sizeof(CUmemLocation) &&
+                   cudaMemLocationTypeDevice == (int)CU_MEM_LOCATION_TYPE_DEVICE &&
+                   cudaMemLocationTypeHostNumaCurrent == (int)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
+               "cudaMemLocation layout");
+
+static CUmemLocation location_of(struct cudaMemLocation loc)
+{
+    return (CUmemLocation){.type = (CUmemLocationType)loc.type, .id = loc.id};
+}
+
+static cudaError_t prefetch(xprt_api api, const void *devPtr, size_t count,
+                            struct cudaMemLocation location, unsigned int flags,
+                            cudaStream_t stream)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(api, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPrefetchAsync, dptr_of(devPtr), count,
+                                    location_of(location), flags, (CUstream)stream));
+}
+
+XPRT_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
+                                             struct cudaMemLocation location, unsigned int flags,
+                                             cudaStream_t stream)
+{
+    return prefetch(XPRT_LEGACY, devPtr, count, location, flags, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count,
+                                                  struct cudaMemLocation location,
+                                                  unsigned int flags, cudaStream_t stream)
+{
+    return prefetch(XPRT_PTDS, devPtr, count, location, flags, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
+                                      struct cudaMemLocation location)
+{
+    const xprt_drv *d;
+    cudaError_t e = enter(&d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    /* cudaMemoryAdvise has the CU_MEM_ADVISE_* values. */
+    return xprt_result_cu(XPRT_CALL(d, cuMemAdvise, dptr_of(devPtr), count, (CUmem_advise)advice,
+                                    location_of(location)));
 }
 
 /* cuPointerGetAttribute one by one, for a driver without the batched query. */

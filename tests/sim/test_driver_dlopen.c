@@ -66,6 +66,50 @@ int main(void)
     /* A function with no per-thread twin gives the plain one under that flag. */
     resolve("cuMemFree", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemFree_v2");
     resolve("cuInit", CU_GET_PROC_ADDRESS_DEFAULT, "cuInit");
+    /* Stream-ordered allocation, 3D copies, prefetching and batches: the
+     * newest ABI, and its per-thread twin under the flag. */
+    resolve("cuMemAllocAsync", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemAllocAsync");
+    resolve("cuMemAllocAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemAllocAsync_ptsz");
+    resolve("cuMemFreeAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemFreeAsync_ptsz");
+    resolve("cuMemAllocFromPoolAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuMemAllocFromPoolAsync_ptsz");
+    resolve("cuDeviceGetDefaultMemPool", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuDeviceGetDefaultMemPool");
+    resolve("cuMemPoolSetAttribute", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemPoolSetAttribute");
+    resolve("cuMemcpy3D", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemcpy3D_v2");
+    resolve("cuMemcpy3D", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpy3D_v2_ptds");
+    resolve("cuMemcpy3DAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuMemcpy3DAsync_v2_ptsz");
+    resolve("cuMemcpy3DPeer", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemcpy3DPeer_ptds");
+    resolve("cuMemPrefetchAsync", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemPrefetchAsync_v2");
+    resolve("cuMemPrefetchAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuMemPrefetchAsync_v2_ptsz");
+    resolve("cuMemAdvise", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemAdvise_v2");
+    resolve("cuMemcpyBatchAsync", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemcpyBatchAsync_v2");
+    resolve("cuMemcpyBatchAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+            "cuMemcpyBatchAsync_v2_ptsz");
+    resolve("cuMemCreate", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemCreate");
+    resolve("cuMemMap", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, "cuMemMap");
+    resolve("cuMemAddressReserve", CU_GET_PROC_ADDRESS_DEFAULT, "cuMemAddressReserve");
+    resolve("cuMemRetainAllocationHandle", CU_GET_PROC_ADDRESS_DEFAULT,
+            "cuMemRetainAllocationHandle");
+    {
+        /* Older versions get the older ABIs, or nothing before the API
+         * existed. */
+        void *old_fn = NULL;
+        CUdriverProcAddressQueryResult old_st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        CHECK_CU_OK(p_cuGetProcAddress("cuMemPrefetchAsync", &old_fn, 12000,
+                                       CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &old_st));
+        CHECK(old_st == CU_GET_PROC_ADDRESS_SUCCESS &&
+              old_fn == dlsym(handle, "cuMemPrefetchAsync_ptsz"));
+        CHECK_CU_OK(p_cuGetProcAddress("cuMemcpyBatchAsync", &old_fn, 12080, 0, &old_st));
+        CHECK(old_st == CU_GET_PROC_ADDRESS_SUCCESS && old_fn == dlsym(handle, "cuMemcpyBatchAsync"));
+        CHECK_CU_OK(p_cuGetProcAddress("cuMemAllocAsync", &old_fn, 11000, 0, &old_st));
+        CHECK_EQ(old_st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+        CHECK(old_fn == NULL);
+        CHECK_CU_OK(p_cuGetProcAddress("cuMemCreate", &old_fn, 10010, 0, &old_st));
+        CHECK_EQ(old_st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    }
 
     /* An unknown name: not found, pfn cleared.  NVIDIA's header documents
      * CUDA_SUCCESS with pfn NULL; drivers have been seen to return

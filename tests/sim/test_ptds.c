@@ -110,6 +110,46 @@ int main(void)
     CHECK_OK(cudaMemcpy(back, dsmall_a, sizeof back, cudaMemcpyDeviceToHost));
     CHECK_BYTES(back, sizeof back, 0x12);
 
+    /* Stream-ordered allocation, batches and 3D copies have their per-thread
+     * twins too: stream 0 is this thread's stream, a free queued there waits
+     * for the copy ahead of it, and a batch may use it. */
+    CHECK(strcmp(STR(cudaMallocAsync), "cudaMallocAsync_ptsz") == 0);
+    CHECK(strcmp(STR(cudaMemcpyBatchAsync), "cudaMemcpyBatchAsync_ptsz") == 0);
+    CHECK(strcmp(STR(cudaMemcpy3D), "cudaMemcpy3D_ptds") == 0);
+    CHECK_FROM_SIM("cudaMallocAsync_ptsz");
+    CHECK_FROM_SIM("cudaFreeAsync_ptsz");
+    CHECK_FROM_SIM("cudaMemcpyBatchAsync_ptsz");
+    CHECK_FROM_SIM("cudaMemcpy3D_ptds");
+    size_t free0 = 0, free1 = 0, total = 0;
+    CHECK_OK(cudaMemGetInfo(&free0, &total));
+    void *pool_mem = NULL;
+    CHECK_OK(cudaMallocAsync(&pool_mem, LONG, 0));
+    CHECK_OK(cudaMemcpyAsync(pool_mem, pinned, LONG, cudaMemcpyHostToDevice, 0));
+    CHECK_OK(cudaFreeAsync(pool_mem, 0));
+    CHECK_OK(cudaMemGetInfo(&free1, &total));
+    CHECK_EQ(free1, free0 - LONG);
+    CHECK_CUDA(cudaStreamQuery(0), cudaErrorNotReady);
+    memset(pinned, 0x45, 4096);
+    void *dsts[] = {dsmall_b};
+    const void *srcs[] = {pinned};
+    size_t sizes[] = {4096}, first = 0;
+    struct cudaMemcpyAttributes attr;
+    memset(&attr, 0, sizeof attr);
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    CHECK_OK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 1, &attr, &first, 1, 0));
+    CHECK_OK(cudaStreamSynchronize(0));
+    CHECK_OK(cudaMemGetInfo(&free1, &total));
+    CHECK_EQ(free1, free0);
+    struct cudaMemcpy3DParms p3;
+    memset(&p3, 0, sizeof p3);
+    p3.srcPtr = (struct cudaPitchedPtr){.ptr = dsmall_b, .pitch = 64, .xsize = 64, .ysize = 16};
+    p3.dstPtr = (struct cudaPitchedPtr){.ptr = back, .pitch = 64, .xsize = 64, .ysize = 16};
+    p3.extent = (struct cudaExtent){.width = 64, .height = 16, .depth = 4};
+    p3.kind = cudaMemcpyDeviceToHost;
+    memset(back, 0, sizeof back);
+    CHECK_OK(cudaMemcpy3D(&p3));
+    CHECK_BYTES(back, sizeof back, 0x45);
+
     CHECK_OK(cudaEventDestroy(m_done));
     CHECK_OK(cudaEventDestroy(a_done));
     CHECK_OK(cudaFree(dlong));
