@@ -45,6 +45,11 @@ static void xp_run_usage(FILE *f)
             "                        a relative PATH is taken from the current directory\n"
             "      --stack-depth N   frames recorded per call stack, 0 to %d; 0 turns stacks\n"
             "                        off (env XFERPROF_STACK_DEPTH; default %d)\n"
+            "      --fingerprint MODE\n"
+            "                        content hashes of copies (env XFERPROF_FINGERPRINT):\n"
+            "                          sampled  exact up to %u KiB, sampled above (default)\n"
+            "                          full     every byte of every copy\n"
+            "                          off      none\n"
             "  -q, --quiet           no warnings from the profiler and no summary\n"
             "                        (env XFERPROF_QUIET=1)\n"
             "      --sim             run on the simulated CUDA platform (puts its folder\n"
@@ -52,7 +57,7 @@ static void xp_run_usage(FILE *f)
             "  -h, --help            this text\n"
             "\n"
             "Environment:\n"
-            "  XFERPROF_OUTPUT, XFERPROF_STACK_DEPTH, XFERPROF_QUIET\n"
+            "  XFERPROF_OUTPUT, XFERPROF_STACK_DEPTH, XFERPROF_FINGERPRINT, XFERPROF_QUIET\n"
             "                        read by the profiler in each process; the options\n"
             "                        above set them, or they can be set directly\n"
             "  XFERPROF_MANIFEST     set by xferprof run: the file where each process names\n"
@@ -64,12 +69,14 @@ static void xp_run_usage(FILE *f)
             "\n"
             "Exit status: CMD's; 126 or 127 if CMD cannot be run; 2 for bad options;\n"
             "%d if the profiler cannot be set up.\n",
-            XP_DEFAULT_OUTPUT, XP_MAX_FRAMES, XP_DEFAULT_STACK_DEPTH, XP_RUN_FAILED);
+            XP_DEFAULT_OUTPUT, XP_MAX_FRAMES, XP_DEFAULT_STACK_DEPTH, XP_FP_THRESHOLD / 1024u,
+            XP_RUN_FAILED);
 }
 
 typedef struct xp_run_opts {
     const char *output;       /* -o, or NULL */
     const char *stack_depth;  /* --stack-depth, or NULL */
+    const char *fingerprint;  /* --fingerprint, or NULL */
     bool quiet;
     bool sim;
 } xp_run_opts;
@@ -569,10 +576,11 @@ static int xp_make_manifest(char *path, size_t len)
 
 int xp_command_run(int argc, char **argv)
 {
-    enum { XP_OPT_STACK_DEPTH = 256, XP_OPT_SIM };
+    enum { XP_OPT_STACK_DEPTH = 256, XP_OPT_SIM, XP_OPT_FINGERPRINT };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"stack-depth", required_argument, NULL, XP_OPT_STACK_DEPTH},
+        {"fingerprint", required_argument, NULL, XP_OPT_FINGERPRINT},
         {"quiet", no_argument, NULL, 'q'},
         {"sim", no_argument, NULL, XP_OPT_SIM},
         {"help", no_argument, NULL, 'h'},
@@ -580,6 +588,7 @@ int xp_command_run(int argc, char **argv)
     };
     xp_run_opts o = {0};
     int c, depth;
+    xp_fp_mode fp_mode;
 
     /* '+': options end at CMD, so CMD's own options are left alone even
      * without "--"; ':': we word the errors ourselves. */
@@ -597,6 +606,14 @@ int xp_command_run(int argc, char **argv)
                 return 2;
             }
             o.stack_depth = optarg;
+            break;
+        case XP_OPT_FINGERPRINT:
+            if (xp_config_parse_fingerprint(optarg, &fp_mode) != 0) {
+                fprintf(stderr, "xferprof: --fingerprint '%s': not one of off, sampled, full\n",
+                        optarg);
+                return 2;
+            }
+            o.fingerprint = optarg;
             break;
         case 'q':
             o.quiet = true;
@@ -655,6 +672,7 @@ int xp_command_run(int argc, char **argv)
         return 2;
     if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
         (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||
+        (o.fingerprint && setenv("XFERPROF_FINGERPRINT", o.fingerprint, 1) != 0) ||
         (o.quiet && setenv("XFERPROF_QUIET", "1", 1) != 0)) {
         fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
         return XP_RUN_FAILED;

@@ -3,11 +3,13 @@
  * (run with XFERPROF_SIM_LATENCY=0), with and without the preload: the
  * difference per call is what the profiler adds.
  *
- *   bench_overhead time N [REPS [FRAMES]]
+ *   bench_overhead time N [REPS [FRAMES [BYTES]]]
  *       prints "ns_per_call X": the best of REPS runs of N calls, made from
  *       FRAMES (default 32) nested frames of this program, so that a 32-frame
  *       stack is full; only the calls are timed, the stream is drained
- *       between batches of 1000
+ *       between batches of 1000.  BYTES (default 8): the size of each copy
+ *       (on the stub runtime, where copies return at once, what a larger
+ *       copy adds is the preload's fingerprint of it)
  *   bench_overhead kill N
  *       makes N calls, then SIGKILLs itself: leaves a journal of N copy
  *       records to ingest
@@ -44,6 +46,9 @@ static void ok(cudaError_t rc, const char *what)
     }
 }
 
+/* Bytes per copy (bench_overhead time ... BYTES). */
+static size_t copy_bytes = 8;
+
 /* n calls in batches of BATCH; returns the nanoseconds spent in the calls. */
 static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
 {
@@ -52,7 +57,8 @@ static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
         long k = n - done < BATCH ? n - done : BATCH;
         uint64_t t0 = now_ns();
         for (long i = 0; i < k; i++)
-            ok(cudaMemcpyAsync(dev, pinned, 8, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
+            ok(cudaMemcpyAsync(dev, pinned, copy_bytes, cudaMemcpyHostToDevice, s),
+               "cudaMemcpyAsync");
         spent += now_ns() - t0;
         done += k;
         /* Untimed: keeps the simulator's queue short, so every batch starts
@@ -105,7 +111,8 @@ int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "kill") != 0 &&
                      strcmp(argv[1], "unwind") != 0)) {
-        fprintf(stderr, "usage: bench_overhead time N [REPS [FRAMES]] | kill N | unwind N [FRAMES]\n");
+        fprintf(stderr, "usage: bench_overhead time N [REPS [FRAMES [BYTES]]] | kill N | "
+                        "unwind N [FRAMES]\n");
         return 2;
     }
     if (strcmp(argv[1], "unwind") == 0) {
@@ -124,14 +131,18 @@ int main(int argc, char **argv)
     long n = strtol(argv[2], NULL, 10);
     int reps = argc > 3 ? atoi(argv[3]) : 5;
     int frames = argc > 4 ? atoi(argv[4]) : 32;
-    if (n <= 0 || reps <= 0 || frames <= 0 || frames > 10000)
+    long bytes = argc > 5 ? strtol(argv[5], NULL, 10) : 8;
+    if (n <= 0 || reps <= 0 || frames <= 0 || frames > 10000 || bytes <= 0 ||
+        bytes > (1l << 30))
         return 2;
+    copy_bytes = (size_t)bytes;
+    size_t buf = copy_bytes < 64 ? 64 : copy_bytes;
     void *dev = NULL, *pinned = NULL;
     cudaStream_t s = NULL;
-    ok(cudaMalloc(&dev, 64), "cudaMalloc");
-    ok(cudaMallocHost(&pinned, 64), "cudaMallocHost");
+    ok(cudaMalloc(&dev, buf), "cudaMalloc");
+    ok(cudaMallocHost(&pinned, buf), "cudaMallocHost");
     ok(cudaStreamCreate(&s), "cudaStreamCreate");
-    memset(pinned, 1, 64);
+    memset(pinned, 1, buf);
 
     if (strcmp(argv[1], "kill") == 0) {
         calls(dev, pinned, s, n);

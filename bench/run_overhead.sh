@@ -8,12 +8,16 @@
 # 1. ns per intercepted call: cudaMemcpyAsync, 8 bytes pinned -> device, on
 #    a stream, made from 32 nested frames (so a 32-frame stack is full);
 #    without the preload, under `xferprof run` at default settings (32-frame
-#    stacks) and with --stack-depth 0.  The best of ROUNDS rounds x 5
-#    repetitions of CALLS calls, the three settings interleaved so that drift
-#    hits them alike.  Twice: on the simulator (XFERPROF_SIM_LATENCY=0), and
+#    stacks, fingerprints sampled: exact for these 8 bytes), with
+#    --stack-depth 0, and with --stack-depth 0 --fingerprint=off.  The best of
+#    ROUNDS rounds x 5 repetitions of CALLS calls, the settings interleaved so
+#    that drift hits them alike.  Twice: on the simulator (XFERPROF_SIM_LATENCY=0), and
 #    on STUB_DIR's libcudart.so.13, whose calls return at once: the preload
 #    alone, without the simulator's stream threads competing for the CPUs.
 # 2. one unw_backtrace from 32 frames (libunwind as the preload uses it).
+# 2b. what fingerprints cost on larger copies (stub runtime, stacks off):
+#    64 KiB (the largest copy hashed in full by default) and 1 MiB (sampled by
+#    default), each at the default setting, with --fingerprint=full and =off.
 # 3. ingestion rate: a run with the preload (set up by hand) makes RECORDS
 #    calls and SIGKILLs itself; a copy of its journal, alone, is then
 #    ingested by `xferprof recover`, timed: records per second.
@@ -33,6 +37,7 @@ FRAMES=32
 # meson puts the folders of the libraries it built in LD_LIBRARY_PATH; each
 # run below says exactly what it gets.
 unset LD_LIBRARY_PATH LD_PRELOAD XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_QUIET
+unset XFERPROF_FINGERPRINT
 export XFERPROF_SIM_LATENCY=0
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpbench.XXXXXX")
@@ -45,10 +50,10 @@ echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
 echo "kernel: $(uname -sr)"
 echo "calls per measurement: $CALLS from $FRAMES nested frames (best of 5 repetitions x $ROUNDS rounds)"
 
-# overhead LABEL RUNTIME_DIR [--sim]: the three settings, interleaved.
+# overhead LABEL RUNTIME_DIR [--sim]: the four settings, interleaved.
 overhead() {
     label=$1 dir=$2 sim=${3:-}
-    : >"$tmp/base" && : >"$tmp/def" && : >"$tmp/d0"
+    : >"$tmp/base" && : >"$tmp/def" && : >"$tmp/d0" && : >"$tmp/d0off"
     r=1
     while [ $r -le "$ROUNDS" ]; do
         LD_LIBRARY_PATH=$dir "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/base"
@@ -56,19 +61,41 @@ overhead() {
             "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/def"
         LD_LIBRARY_PATH=$dir "$XP" run $sim --quiet --stack-depth 0 -o "$tmp/d0.db" -- \
             "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/d0"
+        LD_LIBRARY_PATH=$dir "$XP" run $sim --quiet --stack-depth 0 --fingerprint=off \
+            -o "$tmp/d0off.db" -- "$BENCH" time "$CALLS" 5 $FRAMES | ns >>"$tmp/d0off"
         r=$((r + 1))
     done
-    base=$(min <"$tmp/base") def=$(min <"$tmp/def") d0=$(min <"$tmp/d0")
-    if [ -z "$base" ] || [ -z "$def" ] || [ -z "$d0" ]; then
-        echo "$0: $label: a measurement is missing (base '$base', default '$def', depth 0 '$d0')" >&2
+    base=$(min <"$tmp/base") def=$(min <"$tmp/def") d0=$(min <"$tmp/d0") d0off=$(min <"$tmp/d0off")
+    if [ -z "$base" ] || [ -z "$def" ] || [ -z "$d0" ] || [ -z "$d0off" ]; then
+        echo "$0: $label: a measurement is missing (base '$base', default '$def', depth 0 '$d0', depth 0 no fingerprints '$d0off')" >&2
         exit 1
     fi
     depth=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT max(depth) FROM stacks").fetchone()[0])' "$tmp/def.db")
     echo "$label:"
-    awk -v b="$base" -v d="$def" -v z="$d0" -v k="$depth" 'BEGIN {
+    awk -v b="$base" -v d="$def" -v z="$d0" -v o="$d0off" -v k="$depth" 'BEGIN {
         printf "  without the preload:        %7.1f ns/call\n", b
         printf "  defaults (%2d-frame stacks): %7.1f ns/call  added %6.1f ns  (budget 300: %s)\n", k, d, d - b, (d - b < 300 ? "met" : "MISSED")
         printf "  --stack-depth 0:            %7.1f ns/call  added %6.1f ns  (budget 100: %s)\n", z, z - b, (z - b < 100 ? "met" : "MISSED")
+        printf "  ... and --fingerprint=off:  %7.1f ns/call  added %6.1f ns\n", o, o - b
+    }'
+}
+
+# fingerprints BYTES: ns per call of BYTES-byte copies on the stub, stacks
+# off, at each fingerprint setting (interleaved, best of ROUNDS).
+fingerprints() {
+    bytes=$1
+    for m in sampled full off; do : >"$tmp/fp-$m"; done
+    r=1
+    while [ $r -le "$ROUNDS" ]; do
+        for m in sampled full off; do
+            LD_LIBRARY_PATH=$STUB "$XP" run --quiet --stack-depth 0 --fingerprint=$m \
+                -o "$tmp/fp.db" -- "$BENCH" time "$FPCALLS" 5 $FRAMES "$bytes" | ns >>"$tmp/fp-$m"
+        done
+        r=$((r + 1))
+    done
+    awk -v n="$bytes" -v s="$(min <"$tmp/fp-sampled")" -v f="$(min <"$tmp/fp-full")" \
+        -v o="$(min <"$tmp/fp-off")" 'BEGIN {
+        printf "  %8d-byte copies: default %9.1f ns/call, full %9.1f, off %7.1f: the default'"'"'s fingerprint %8.1f ns, full %9.1f ns (%.2f GB/s)\n", n, s, f, o, s - o, f - o, n / (f - o)
     }'
 }
 
@@ -76,6 +103,10 @@ overhead() {
 overhead "simulator (xferprof run --sim)" "$SIM" --sim
 overhead "stub runtime (calls return at once: the preload alone)" "$STUB"
 echo "unw_backtrace from $FRAMES frames: $("$BENCH" unwind "$CALLS" $FRAMES | awk '{ printf "%.1f ns per walk of %d frames", $2, $4 }')"
+FPCALLS=$((CALLS / 200))
+echo "fingerprints (stub runtime, --stack-depth 0, $FPCALLS calls per measurement):"
+fingerprints 65536
+fingerprints 1048576
 
 # Ingestion: a journal of RECORDS copy records left by a SIGKILLed run.
 set +e

@@ -19,26 +19,41 @@
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
                                                "libcudart.so.11"};
 
-static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
+/* The first lookup of name; `say`: its absence is said on stderr (a hook's
+ * real function: the program called it, and the hook fails the call). */
+static __attribute__((noinline)) void *find_runtime(_Atomic(void *) *slot, const char *name,
+                                                    bool say)
 {
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (fn != NULL)
-        return fn;
+    void *fn = NULL;
     for (size_t i = 0; fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0]; i++)
         fn = dlvsym(RTLD_NEXT, name, runtime_versions[i]);
     if (fn == NULL)
         fn = dlsym(RTLD_NEXT, name);
-    if (fn == NULL) {
+    if (fn != NULL) {
+        atomic_store_explicit(slot, fn, memory_order_release);
+    } else if (say) {
         char line[256];
         int n = snprintf(line, sizeof line, "xferprof: %s: no CUDA runtime to forward to\n", name);
         if (n > 0) {
             ssize_t w = write(STDERR_FILENO, line, (size_t)n);
             (void)w;
         }
-        return NULL;
     }
-    atomic_store_explicit(slot, fn, memory_order_release);
     return fn;
+}
+
+/* A hook's real function (NULL after saying so). */
+static inline void *resolve_runtime(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    return fn != NULL ? fn : find_runtime(slot, name, true);
+}
+
+/* A runtime function the preload calls itself: NULL, silently, if absent. */
+static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    return fn != NULL ? fn : find_runtime(slot, name, false);
 }
 
 /* The exported name is name@@libcudart.so.13 (default) plus aliases at
@@ -86,9 +101,79 @@ static inline void hook_copy(const xp_scope *s, xp_api api, const void *dst, con
                              size_t count, int kind, cudaStream_t stream, bool async,
                              cudaError_t rc)
 {
+    /* Field by field, not a designated initializer: the hottest hook (see
+     * xp_copy_call). */
+    xp_copy_call c;
+    c.api = api;
+    c.kind = kind;
+    c.dst = (uint64_t)(uintptr_t)dst;
+    c.src = (uint64_t)(uintptr_t)src;
+    c.bytes = count;
+    c.stream = (uint64_t)(uintptr_t)stream;
+    c.width = c.height = c.spitch = c.dpitch = 0;
+    c.async = async;
+    c.device_sides = 0;
+    c.has_device = false;
+    c.device = 0;
+    xp_record_copy(s, &c, (int)rc);
+}
+
+static inline void hook_copy2d(const xp_scope *s, xp_api api, const void *dst, size_t dpitch,
+                               const void *src, size_t spitch, size_t width, size_t height,
+                               int kind, cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = {.api = api, .dst = (uint64_t)(uintptr_t)dst,
+                      .src = (uint64_t)(uintptr_t)src, .bytes = (uint64_t)width * height,
+                      .stream = (uint64_t)(uintptr_t)stream, .kind = kind, .async = async,
+                      .width = width, .height = height, .spitch = spitch, .dpitch = dpitch};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* Device to device whatever the addresses say (a peer copy takes no kind),
+ * recorded on the destination's device. */
+static inline void hook_peer(const xp_scope *s, xp_api api, const void *dst, int dst_device,
+                             const void *src, size_t count, cudaStream_t stream, bool async,
+                             cudaError_t rc)
+{
     xp_copy_call c = {.api = api, .dst = (uint64_t)(uintptr_t)dst,
                       .src = (uint64_t)(uintptr_t)src, .bytes = count,
-                      .stream = (uint64_t)(uintptr_t)stream, .kind = kind, .async = async};
+                      .stream = (uint64_t)(uintptr_t)stream, .kind = 255, .async = async,
+                      .device_sides = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE,
+                      .has_device = true, .device = dst_device};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* The device side of a symbol copy: the variable's device address (plus
+ * offset), from the real cudaGetSymbolAddress.  That call fails, and so sets
+ * the thread's last error, only for a symbol the copy itself refuses, so it
+ * is made only after a copy of at least one byte succeeded (the runtime
+ * resolved the same symbol on the same device a moment before).  Otherwise
+ * (a failed or empty copy) the symbol's own address as passed, its host
+ * shadow, plus offset.  Called with the hook's scope entered: whatever the
+ * runtime does inside is not recorded. */
+static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, size_t count)
+{
+    static _Atomic(void *) slot;
+    if (rc == cudaSuccess && count > 0) {
+        cudaError_t (*get)(void **, const void *) =
+            (cudaError_t (*)(void **, const void *))lookup_runtime(&slot, "cudaGetSymbolAddress");
+        void *p = NULL;
+        if (get != NULL && get(&p, symbol) == cudaSuccess && p != NULL)
+            return (uint64_t)(uintptr_t)p + offset;
+    }
+    return (uint64_t)(uintptr_t)symbol + offset;
+}
+
+static inline void hook_symbol(const xp_scope *s, xp_api api, bool to_symbol,
+                               const void *symbol, const void *mem, size_t count, size_t offset,
+                               int kind, cudaStream_t stream, bool async, cudaError_t rc)
+{
+    uint64_t var = symbol_side(rc, symbol, offset, count);
+    uint64_t host = (uint64_t)(uintptr_t)mem;
+    xp_copy_call c = {.api = api, .dst = to_symbol ? var : host, .src = to_symbol ? host : var,
+                      .bytes = count, .stream = (uint64_t)(uintptr_t)stream, .kind = kind,
+                      .async = async,
+                      .device_sides = to_symbol ? XP_SIDE_DST_DEVICE : XP_SIDE_SRC_DEVICE};
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -101,6 +186,35 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  hook_copy(&scope, XP_API_##name, (dst), (src), (count), (int)(kind),   \
                            (stream), (is_async), rc))
+
+#define XP_COPY2D(name, is_async, params, args, dst, dpitch, src, spitch, width, height, kind, \
+                  stream)                                                               \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_copy2d(&scope, XP_API_##name, (dst), (dpitch), (src), (spitch),   \
+                             (width), (height), (int)(kind), (stream), (is_async), rc))
+
+#define XP_PEER(name, is_async, params, args, dst, dst_device, src, count, stream)      \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_peer(&scope, XP_API_##name, (dst), (dst_device), (src), (count),  \
+                           (stream), (is_async), rc))
+
+/* to_symbol: mem is the source and the symbol the destination. */
+#define XP_SYMBOL(name, is_async, to_symbol, params, args, symbol, mem, count, offset, kind, \
+                  stream)                                                               \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_symbol(&scope, XP_API_##name, (to_symbol), (symbol), (mem), (count), \
+                             (offset), (int)(kind), (stream), (is_async), rc))
+
+#define XP_MEMSET(name, is_async, params, args, ptr, value, count, stream)              \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 xp_record_memset(&scope, XP_API_##name, (uint64_t)(uintptr_t)(ptr),    \
+                                  (value), (count), (uint64_t)(uintptr_t)(stream),      \
+                                  (is_async), (int)rc))
+
+/* Counted, not recorded, unless it failed. */
+#define XP_LAUNCH(name, params, args, func)                                             \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 xp_record_launch(&scope, XP_API_##name, (uint64_t)(uintptr_t)(func), (int)rc))
 
 #define XP_ALLOC(name, params, args, alloc_kind, ptr, bytes)                            \
     XP_HOOK_BODY(name, params, args, (void)0,                                           \

@@ -46,6 +46,26 @@ int xp_config_parse_depth(const char *s, int *out)
     return 0;
 }
 
+static const char *const fp_names[] = {
+    [XP_FP_MODE_OFF] = "off", [XP_FP_MODE_SAMPLED] = "sampled", [XP_FP_MODE_FULL] = "full"};
+
+/* Exact words only: "Full" or "on" is a typo to report, not a setting to guess. */
+int xp_config_parse_fingerprint(const char *s, xp_fp_mode *out)
+{
+    for (unsigned m = 0; m < sizeof fp_names / sizeof fp_names[0]; m++) {
+        if (strcmp(s, fp_names[m]) == 0) {
+            *out = (xp_fp_mode)m;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *xp_config_fingerprint_name(xp_fp_mode m)
+{
+    return (unsigned)m < sizeof fp_names / sizeof fp_names[0] ? fp_names[m] : "?";
+}
+
 int xp_config_load(xp_config *c, char *err, size_t errlen)
 {
     int rc = 0;
@@ -56,6 +76,7 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
     memset(c, 0, sizeof *c);
     snprintf(c->output, sizeof c->output, "%s", XP_DEFAULT_OUTPUT);
     c->stack_depth = XP_DEFAULT_STACK_DEPTH;
+    c->fingerprint = XP_DEFAULT_FINGERPRINT;
 
     if ((v = xp_env("XFERPROF_OUTPUT"))) {
         if (strlen(v) < sizeof c->output)
@@ -67,6 +88,12 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
         c->stack_depth = XP_DEFAULT_STACK_DEPTH;
         xp_config_fail(&rc, err, errlen, "XFERPROF_STACK_DEPTH", v,
                        "is not an integer from 0 to 256");
+    }
+    if ((v = xp_env("XFERPROF_FINGERPRINT")) &&
+        xp_config_parse_fingerprint(v, &c->fingerprint) != 0) {
+        c->fingerprint = XP_DEFAULT_FINGERPRINT;
+        xp_config_fail(&rc, err, errlen, "XFERPROF_FINGERPRINT", v,
+                       "is not one of off, sampled, full");
     }
     if ((v = xp_env("XFERPROF_QUIET"))) {
         if (strcmp(v, "1") == 0)

@@ -12,10 +12,19 @@
 #define XP_DEFAULT_OUTPUT "xferprof-%h-%p.db"
 #define XP_DEFAULT_STACK_DEPTH 32
 
+/* XFERPROF_FINGERPRINT: how copies' contents are hashed. */
+typedef enum xp_fp_mode {
+    XP_FP_MODE_OFF = 0,       /* no fingerprints */
+    XP_FP_MODE_SAMPLED = 1,   /* exact up to XP_FP_THRESHOLD bytes, sampled above (default) */
+    XP_FP_MODE_FULL = 2,      /* every byte of every copy */
+} xp_fp_mode;
+#define XP_DEFAULT_FINGERPRINT XP_FP_MODE_SAMPLED
+
 typedef struct xp_config {
     char output[PATH_MAX];    /* XFERPROF_OUTPUT: pattern (default XP_DEFAULT_OUTPUT) */
     int stack_depth;          /* XFERPROF_STACK_DEPTH: 0 = no stacks, at most XP_MAX_FRAMES */
     bool quiet;               /* XFERPROF_QUIET: no warnings from the preload */
+    xp_fp_mode fingerprint;   /* XFERPROF_FINGERPRINT: off, sampled (default) or full */
     char manifest[PATH_MAX];  /* XFERPROF_MANIFEST: file `xferprof run` reads back
                                  ("" when not run by it) */
 } xp_config;
@@ -28,6 +37,14 @@ int xp_config_load(xp_config *c, char *err, size_t errlen);
  * (with *out set) or -1.  The launcher checks --stack-depth with it, so the
  * option and the variable accept the same values. */
 int xp_config_parse_depth(const char *s, int *out);
+
+/* Parses a fingerprint setting: "off", "sampled" or "full", exactly.
+ * Returns 0 (with *out set) or -1.  Shared with the launcher's
+ * --fingerprint, like xp_config_parse_depth. */
+int xp_config_parse_fingerprint(const char *s, xp_fp_mode *out);
+
+/* "off", "sampled" or "full". */
+const char *xp_config_fingerprint_name(xp_fp_mode m);
 
 /* The rank of this process from RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK or
  * SLURM_PROCID (first set wins), or NULL. */

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,11 @@
 #include <unistd.h>
 
 #include <cuda.h>
+/* XXH3 compiled in (static inline): a fingerprint of a small copy is a few
+ * nanoseconds, which a call into libxxhash would double; and XXH3_state_t
+ * can live on the stack (the hot path never allocates). */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "xp_config.h"
 #include "xp_ingest.h"
@@ -51,6 +57,14 @@ static struct {
     bool stop;
 } S = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
 static _Atomic uint64_t next_alloc_id = 1;
+
+/* Successful kernel launches per device since the session started, one
+ * cache line each (threads launching on different devices do not share
+ * one).  Written by the launch hooks, read by every copy record. */
+#define XP_MAX_DEVICES 64
+static struct {
+    _Alignas(64) _Atomic uint64_t n;
+} launches[XP_MAX_DEVICES];
 static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
 
 /* Warnings: once per process, and never with --quiet. */
@@ -305,6 +319,8 @@ static int start(void)
     put_meta_u64("start_wall_ns", start_wall);
     put_meta_u64("start_mono_ns", start_mono);
     put_meta_u64("stack_depth", (uint64_t)S.cfg.stack_depth);
+    put_meta("fingerprint", xp_config_fingerprint_name(S.cfg.fingerprint));
+    put_meta_u64("fingerprint_threshold", XP_FP_THRESHOLD);
     const char *rank = xp_config_rank();
     if (rank)
         put_meta("rank", rank);
@@ -345,6 +361,10 @@ bool xp_engine_ready(void)
     return s == ST_ON;
 }
 
+/* Whether the first recorded driver call has been looked at
+ * (xp_note_driver_call); per session, so reset in a forked child. */
+static _Atomic bool driver_call_noted;
+
 static void on_fork_child(void)
 {
     /* The child gets its own journal and database on its first call; the
@@ -360,6 +380,9 @@ static void on_fork_child(void)
         xp_modules_reset();
     }
     cached_tid = 0;
+    atomic_store(&driver_call_noted, false);
+    for (size_t i = 0; i < XP_MAX_DEVICES; i++)
+        atomic_store_explicit(&launches[i].n, 0, memory_order_relaxed);
     atomic_store(&state, ST_OFF);
 }
 
@@ -533,6 +556,116 @@ static uint8_t host_mem_of(const xp_where *w)
                                                                         : XP_HOST_PAGEABLE;
 }
 
+uint64_t xp_kernel_seq(int device)
+{
+    return (unsigned)device < XP_MAX_DEVICES
+               ? atomic_load_explicit(&launches[device].n, memory_order_relaxed)
+               : 0;
+}
+
+/* ---- fingerprints ------------------------------------------------------- */
+
+/* Host memory the preload may read: ordinary or page-locked, never device
+ * memory and never managed memory (reading that from the host would migrate
+ * its pages on a real GPU and change the program's performance). */
+static bool fp_readable(const xp_where *w, bool known_device)
+{
+    return !known_device &&
+           (w->kind == 0 || w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED);
+}
+
+/* The bytes a copy moved on one side: `height` rows of `width` bytes, rows
+ * `pitch` apart (a 1D copy is one row).  Offsets below are into the
+ * rows laid end to end, so a 2D copy of contiguous rows hashes as the same
+ * bytes copied in one piece would. */
+typedef struct fp_region {
+    const unsigned char *base;
+    uint64_t width, height, pitch;
+} fp_region;
+
+static void fp_feed(XXH3_state_t *st, const fp_region *r, uint64_t off, uint64_t len)
+{
+    while (len > 0) {
+        uint64_t row = off / r->width, col = off % r->width;
+        uint64_t n = r->width - col < len ? r->width - col : len;
+        XXH3_64bits_update(st, r->base + row * r->pitch + col, (size_t)n);
+        off += n;
+        len -= n;
+    }
+}
+
+/* fingerprint() for what is not one contiguous exact range: many rows, or
+ * sampled.  Out of line: its hash state (600 bytes, 64-byte aligned) would
+ * otherwise cost every small copy a large stack frame. */
+static __attribute__((noinline)) uint64_t fingerprint_rows(const fp_region *r, uint64_t total,
+                                                           bool exact)
+{
+    /* Zeroed: XXH3_*_reset leaves fields the compiler cannot prove it sets
+     * (-Wmaybe-uninitialized once inlined); these copies are of many rows or
+     * over 64 KiB, where 600 bytes of memset do not show. */
+    XXH3_state_t st;
+    memset(&st, 0, sizeof st);
+    if (exact) {
+        XXH3_64bits_reset(&st);
+        for (uint64_t row = 0; row < r->height; row++)
+            XXH3_64bits_update(&st, r->base + row * r->pitch, (size_t)r->width);
+        return XXH3_64bits_digest(&st);
+    }
+    XXH3_64bits_reset_withSeed(&st, total);
+    for (uint64_t i = 0; i < XP_FP_BLOCKS; i++)
+        fp_feed(&st, r, (total - XP_FP_BLOCK) * i / (XP_FP_BLOCKS - 1), XP_FP_BLOCK);
+    return XXH3_64bits_digest(&st);
+}
+
+/* Fingerprints r: every byte when full or when it is no larger than
+ * XP_FP_THRESHOLD, otherwise XP_FP_BLOCKS blocks of XP_FP_BLOCK bytes at
+ * offsets (size - XP_FP_BLOCK) * i / (XP_FP_BLOCKS - 1), the first and the
+ * last bytes included, hashed with the size as seed: equal content of equal
+ * size gives equal fingerprints.  *kind (OUT) says which. */
+static inline uint64_t fingerprint(const fp_region *r, bool full, uint8_t *kind)
+{
+    uint64_t total = r->width * r->height;
+    bool exact = full || total <= XP_FP_THRESHOLD;
+    *kind = exact ? XP_FP_FULL : XP_FP_SAMPLED;
+    if (exact && (r->height <= 1 || r->pitch == r->width))
+        return XXH3_64bits(r->base, (size_t)total);   /* contiguous: the common case */
+    return fingerprint_rows(r, total, exact);
+}
+
+/* The fingerprint of a successful copy in direction dir, or kind NONE when
+ * its content cannot be read from host memory at this point. */
+static uint64_t copy_fingerprint(const xp_copy_call *c, uint8_t dir, const xp_where *ws,
+                                 const xp_where *wd, uint8_t *kind)
+{
+    *kind = XP_FP_NONE;
+    if (S.cfg.fingerprint == XP_FP_MODE_OFF)
+        return 0;
+    uint64_t addr, pitch;
+    if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
+        fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE)) {
+        addr = c->src;          /* what was sent: still there at call time */
+        pitch = c->spitch;
+    } else if (dir == XP_DIR_D2H && !c->async &&
+               fp_readable(wd, c->device_sides & XP_SIDE_DST_DEVICE)) {
+        addr = c->dst;          /* what arrived: complete once a synchronous API returns */
+        pitch = c->dpitch;
+    } else {
+        return 0;
+    }
+    fp_region r = {.base = (const unsigned char *)(uintptr_t)addr, .width = c->bytes,
+                   .height = 1, .pitch = c->bytes};
+    if (c->height > 0) {
+        if (c->width == 0)
+            return 0;
+        r.width = c->width;
+        r.height = c->height;
+        r.pitch = pitch;
+    }
+    return fingerprint(&r, S.cfg.fingerprint == XP_FP_MODE_FULL, kind);
+}
+
+/* ---- copies ------------------------------------------------------------- */
+
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
 {
     if (!s->recording)
@@ -540,6 +673,10 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     xp_where ws, wd;
     xp_classify(c->src, &ws);
     xp_classify(c->dst, &wd);
+    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
+        ws.kind = XP_ALLOC_DEVICE;
+    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
+        wd.kind = XP_ALLOC_DEVICE;
     uint8_t dir;
     switch (c->kind) {
     case 0: dir = XP_DIR_H2H; break;
@@ -569,9 +706,16 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
                  : dir == XP_DIR_H2D ? wd.device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
         device = xp_current_device;
+    if (c->has_device)
+        device = c->device;
     xp_rec_copy *r = reserve_call(XP_REC_COPY, c->api, sizeof *r, s, status, device);
     if (r == NULL)
         return;
+    /* After the record's end time: hashing is not part of the call. */
+    uint8_t fp_kind = XP_FP_NONE;
+    r->fingerprint = status == 0 ? copy_fingerprint(c, dir, &ws, &wd, &fp_kind) : 0;
+    r->fingerprint_kind = fp_kind;
+    r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = c->src;
     r->dst = c->dst;
     r->bytes = c->bytes;
@@ -649,4 +793,72 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
         return;
     r->arg0 = arg0;
     xp_journal_commit(r);
+}
+
+void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
+                      uint64_t stream, bool async, int status)
+{
+    if (!s->recording)
+        return;
+    xp_where w;
+    xp_classify(dst, &w);
+    uint8_t host_mem = w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
+    /* NVIDIA's API synchronization behavior: a memset is asynchronous with
+     * respect to the host, except the synchronous API on pinned host memory
+     * or managed memory, which completes before it returns. */
+    uint8_t blocking = !async && host_mem != XP_HOST_NONE ? XP_BLOCK_SYNC : XP_BLOCK_ASYNC;
+    int device = w.device >= 0 && (w.kind == XP_ALLOC_DEVICE || w.kind == XP_ALLOC_MANAGED)
+                     ? w.device
+                     : xp_current_device;
+    xp_rec_memset *r = reserve_call(XP_REC_MEMSET, api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->dst = dst;
+    r->bytes = bytes;
+    r->stream = stream;
+    r->kernel_seq = xp_kernel_seq(device);
+    r->value = value;
+    r->host_mem = host_mem;
+    r->blocking = blocking;
+    xp_journal_commit(r);
+}
+
+void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
+{
+    if (!s->recording)
+        return;
+    if (status != 0) {
+        xp_record_call(s, api, func, status);
+        return;
+    }
+    /* A launch goes to the current device (a stream of another one is an
+     * error), so that is the device whose count grows. */
+    int device = xp_current_device;
+    if ((unsigned)device < XP_MAX_DEVICES)
+        atomic_fetch_add_explicit(&launches[device].n, 1, memory_order_relaxed);
+}
+
+/* ---- the runtime a driver caller uses ------------------------------------ */
+
+static int is_libcudart(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    return strncmp(base, "libcudart.so", 12) == 0;
+}
+
+void xp_note_driver_call(void)
+{
+    if (atomic_load_explicit(&driver_call_noted, memory_order_relaxed) ||
+        atomic_exchange(&driver_call_noted, true))
+        return;
+    if (dl_iterate_phdr(is_libcudart, NULL) == 0) {
+        put_meta("runtime", "static");
+        put_meta("runtime_note", "no libcudart.so was loaded at the first driver call: the CUDA "
+                                 "runtime, if any, is linked statically, and its copies are "
+                                 "seen at the driver layer only");
+    }
 }

@@ -26,7 +26,7 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT" */
-#define XP_JOURNAL_VERSION 1
+#define XP_JOURNAL_VERSION 2     /* 2: copy records grew fingerprint and kernel_seq; MEMSET */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
@@ -64,6 +64,7 @@ typedef enum xp_rec_type {
     XP_REC_FREE = 6,
     XP_REC_SYNC = 7,
     XP_REC_CALL = 8,          /* any other hooked call; recorded only when it failed */
+    XP_REC_MEMSET = 9,        /* since version 2 */
 } xp_rec_type;
 
 typedef struct xp_rec_header {
@@ -101,6 +102,20 @@ typedef enum xp_blocking {
     XP_BLOCK_ASYNC_PAGEABLE = 3, /* an async API that staged pageable memory: the caller was held */
 } xp_blocking;
 
+/* How a copy's content was fingerprinted. */
+typedef enum xp_fp_kind {
+    XP_FP_NONE = 0,           /* not known: fingerprint is meaningless */
+    XP_FP_FULL = 1,           /* XXH3-64 of every byte copied */
+    XP_FP_SAMPLED = 2,        /* XXH3-64, seeded with the size, of XP_FP_BLOCKS blocks of
+                                 XP_FP_BLOCK bytes at fixed, evenly spread offsets */
+} xp_fp_kind;
+
+/* Copies up to this many bytes are fingerprinted in full at the default
+ * setting; larger ones are sampled. */
+#define XP_FP_THRESHOLD (64u * 1024u)
+#define XP_FP_BLOCKS 16u
+#define XP_FP_BLOCK 256u
+
 typedef struct xp_rec_copy {
     xp_call c;
     uint64_t src, dst;
@@ -110,9 +125,31 @@ typedef struct xp_rec_copy {
     uint8_t host_mem;         /* xp_host_mem */
     uint8_t blocking;         /* xp_blocking */
     uint8_t kind;             /* the cudaMemcpyKind passed, 255 if the API has none */
-    uint32_t reserved;
+    uint8_t fingerprint_kind; /* xp_fp_kind (version 1: a zero reserved byte, so NONE) */
+    uint8_t reserved[3];
+    /* Version 2 (a version 1 record ends here, XP_REC_COPY_V1_SIZE bytes). */
+    uint64_t fingerprint;     /* content hash, meaningful when fingerprint_kind != NONE */
+    uint64_t kernel_seq;      /* successful kernel launches on `device` so far (per process) */
 } xp_rec_copy;
-_Static_assert(sizeof(xp_rec_copy) == 88, "copy record is 88 bytes");
+#define XP_REC_COPY_V1_SIZE 88u
+_Static_assert(offsetof(xp_rec_copy, fingerprint) == XP_REC_COPY_V1_SIZE,
+               "a version 1 copy record is the first 88 bytes of a version 2 one");
+_Static_assert(sizeof(xp_rec_copy) == 104, "copy record is 104 bytes");
+
+/* A memset (cudaMemset*): device memory, or pinned/managed host memory,
+ * set to a byte value.  Not a copy: nothing crosses between host and device. */
+typedef struct xp_rec_memset {
+    xp_call c;
+    uint64_t dst;
+    uint64_t bytes;
+    uint64_t stream;          /* the handle as passed (0 = default stream) */
+    uint64_t kernel_seq;      /* as in xp_rec_copy */
+    int32_t value;            /* the value passed (only its low byte is written) */
+    uint8_t host_mem;         /* xp_host_mem of the target: NONE for device memory */
+    uint8_t blocking;         /* xp_blocking */
+    uint8_t reserved[2];
+} xp_rec_memset;
+_Static_assert(sizeof(xp_rec_memset) == 88, "memset record is 88 bytes");
 
 typedef enum xp_alloc_kind {
     XP_ALLOC_DEVICE = 1, XP_ALLOC_PINNED = 2, XP_ALLOC_REGISTERED = 3, XP_ALLOC_MANAGED = 4,

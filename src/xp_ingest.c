@@ -1,6 +1,7 @@
 /* xp_ingest.c: moving journal records into the run database, exactly once. */
 #include "xp_ingest.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -40,7 +41,7 @@
  * an insert's cost is the statement's own (cursors opened and closed, the
  * last rowid looked up), not the row's. */
 #define XP_ROW_BATCH 32
-#define XP_ROW_COLS 6
+#define XP_ROW_COLS 9             /* the most columns of a buffered row (copies) */
 
 /* What call_sites interns: everything about a call that tends to repeat. */
 typedef struct site_key {
@@ -64,7 +65,7 @@ typedef struct stack_slot {
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
     S_COPY, S_SYNC, S_SITE_FIND, S_SITE_ADD, S_STACK_FIND, S_STACK_ADD, S_STACK_SET,
-    S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR,
+    S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
@@ -76,8 +77,10 @@ static const char *const sql_text[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
-    [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns, kernel_seq, "
+               "fingerprint, fp_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns) VALUES (?1, ?2, ?3)",
     [S_SITE_FIND] = "SELECT id FROM call_sites WHERE api = ?1 AND status = ?2 AND device = ?3 "
                     "AND tid = ?4 AND stream = ?5 AND stack IS ?6 AND direction = ?7 "
@@ -123,7 +126,9 @@ typedef struct row_buf {
     int one, many;            /* statements inserting one row, XP_ROW_BATCH rows */
     unsigned cols, n;
     sqlite3_int64 v[XP_ROW_BATCH * XP_ROW_COLS];
+    uint16_t null[XP_ROW_BATCH]; /* per row, bit c: column c is NULL (v ignored) */
 } row_buf;
+_Static_assert(XP_ROW_COLS <= 16, "row_buf.null has a bit per column");
 
 struct xp_ingest {
     sqlite3 *db;
@@ -260,20 +265,29 @@ static void xp_rollback(xp_ingest *ig)
     xp_clear_caches(ig);
 }
 
+static void xp_bind_cell(sqlite3_stmt *s, int i, const row_buf *b, unsigned r, unsigned c)
+{
+    if (b->null[r] & (1u << c))
+        sqlite3_bind_null(s, i);
+    else
+        sqlite3_bind_int64(s, i, b->v[r * b->cols + c]);
+}
+
 /* Inserts the rows waiting in b.  Returns 0 or -1. */
 static int xp_flush(xp_ingest *ig, row_buf *b)
 {
     if (b->n == XP_ROW_BATCH) {
         sqlite3_stmt *s = ig->st[b->many];
-        for (unsigned i = 0; i < XP_ROW_BATCH * b->cols; i++)
-            sqlite3_bind_int64(s, (int)i + 1, b->v[i]);
+        for (unsigned r = 0; r < XP_ROW_BATCH; r++)
+            for (unsigned c = 0; c < b->cols; c++)
+                xp_bind_cell(s, (int)(r * b->cols + c) + 1, b, r, c);
         b->n = 0;
         return xp_run(ig, b->many);
     }
     sqlite3_stmt *s = ig->st[b->one];
     for (unsigned r = 0; r < b->n; r++) {
         for (unsigned c = 0; c < b->cols; c++)
-            sqlite3_bind_int64(s, (int)c + 1, b->v[r * b->cols + c]);
+            xp_bind_cell(s, (int)c + 1, b, r, c);
         if (xp_run(ig, b->one) != 0) {
             b->n = 0;
             return -1;
@@ -283,11 +297,15 @@ static int xp_flush(xp_ingest *ig, row_buf *b)
     return 0;
 }
 
-/* Where the next row of b goes (flushing a full buffer first), or NULL. */
-static sqlite3_int64 *xp_row(xp_ingest *ig, row_buf *b)
+/* Where the next row of b goes (flushing a full buffer first), or NULL.
+ * Its columns are not NULL unless *nulls (OUT, may be NULL) gets bits set. */
+static sqlite3_int64 *xp_row(xp_ingest *ig, row_buf *b, uint16_t **nulls)
 {
     if (b->n == XP_ROW_BATCH && xp_flush(ig, b) != 0)
         return NULL;
+    b->null[b->n] = 0;
+    if (nulls != NULL)
+        *nulls = &b->null[b->n];
     return &b->v[b->n++ * b->cols];
 }
 
@@ -600,7 +618,8 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
     /* A failed copy's error row names it: its id is needed now. */
     if (r->c.status != 0 && xp_flush(ig, &ig->copies) != 0)
         return -1;
-    sqlite3_int64 *v = xp_row(ig, &ig->copies);
+    uint16_t *nulls;
+    sqlite3_int64 *v = xp_row(ig, &ig->copies, &nulls);
     if (v == NULL)
         return -1;
     v[0] = site;
@@ -609,6 +628,17 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
     v[3] = xp_i64(r->dst);
     v[4] = xp_i64(r->c.start_ns);
     v[5] = xp_i64(r->c.end_ns - r->c.start_ns);
+    /* A version 1 record (88 bytes) ends before kernel_seq and fingerprint;
+     * its fingerprint_kind byte was reserved, zero. */
+    bool v2 = r->c.h.size >= sizeof *r;
+    unsigned fp_kind = r->fingerprint_kind;
+    v[6] = v2 ? xp_i64(r->kernel_seq) : 0;
+    v[7] = v2 ? xp_i64(r->fingerprint) : 0;
+    v[8] = fp_kind;
+    if (!v2)
+        *nulls |= 1u << 6;
+    if (!v2 || (fp_kind != XP_FP_FULL && fp_kind != XP_FP_SAMPLED))
+        *nulls |= 1u << 7 | 1u << 8;
     if (r->c.status == 0)
         return 0;
     if (xp_flush(ig, &ig->copies) != 0)
@@ -719,7 +749,7 @@ static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
     sqlite3_int64 site = xp_site_ref(ig, &k);
     if (site < 0)
         return -1;
-    sqlite3_int64 *v = xp_row(ig, &ig->syncs);
+    sqlite3_int64 *v = xp_row(ig, &ig->syncs, NULL);
     if (v == NULL)
         return -1;
     v[0] = site;
@@ -734,6 +764,43 @@ static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
         snprintf(detail, sizeof detail, "device %d", (int)r->c.device);
     else
         snprintf(detail, sizeof detail, "stream 0x%" PRIx64, r->stream);
+    return xp_error_row(ig, &r->c, stack, 0, detail);
+}
+
+static int xp_store_memset(xp_ingest *ig, const xp_rec_memset *r)
+{
+    sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
+    if (stack < 0)
+        return -1;
+    site_key k;
+    memset(&k, 0, sizeof k);
+    k.api = r->c.h.api;
+    k.status = r->c.status;
+    k.device = r->c.device;
+    k.tid = r->c.h.tid;
+    k.stream = xp_i64(r->stream);
+    k.stack = stack;
+    k.host_mem = r->host_mem;
+    k.blocking = r->blocking;
+    k.kind = 255;
+    sqlite3_int64 site = xp_site_ref(ig, &k);
+    if (site < 0)
+        return -1;
+    sqlite3_stmt *s = ig->st[S_MEMSET];
+    sqlite3_bind_int64(s, 1, site);
+    sqlite3_bind_int64(s, 2, xp_i64(r->bytes));
+    sqlite3_bind_int64(s, 3, xp_i64(r->dst));
+    sqlite3_bind_int(s, 4, r->value);
+    sqlite3_bind_int64(s, 5, xp_i64(r->kernel_seq));
+    sqlite3_bind_int64(s, 6, xp_i64(r->c.start_ns));
+    sqlite3_bind_int64(s, 7, xp_i64(r->c.end_ns - r->c.start_ns));
+    if (xp_run(ig, S_MEMSET) != 0)
+        return -1;
+    if (r->c.status == 0)
+        return 0;
+    char detail[160];
+    snprintf(detail, sizeof detail, "memset %" PRIu64 " bytes dst 0x%" PRIx64 " value %d",
+             r->bytes, r->dst, (int)r->value);
     return xp_error_row(ig, &r->c, stack, 0, detail);
 }
 
@@ -849,9 +916,10 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
 {
     static const uint32_t min_size[] = {
         [XP_REC_META] = sizeof(xp_rec_meta),   [XP_REC_MODULE] = sizeof(xp_rec_module),
-        [XP_REC_STACK] = sizeof(xp_rec_stack), [XP_REC_COPY] = sizeof(xp_rec_copy),
+        [XP_REC_STACK] = sizeof(xp_rec_stack), [XP_REC_COPY] = XP_REC_COPY_V1_SIZE,
         [XP_REC_ALLOC] = sizeof(xp_rec_alloc), [XP_REC_FREE] = sizeof(xp_rec_free),
         [XP_REC_SYNC] = sizeof(xp_rec_sync),   [XP_REC_CALL] = sizeof(xp_rec_call),
+        [XP_REC_MEMSET] = sizeof(xp_rec_memset),
     };
     if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0]) {
         ig->lost_unknown++;
@@ -867,6 +935,7 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_FREE: return xp_store_free(ig, (const xp_rec_free *)h);
     case XP_REC_SYNC: return xp_store_sync(ig, (const xp_rec_sync *)h);
     case XP_REC_CALL: return xp_store_call(ig, (const xp_rec_call *)h);
+    case XP_REC_MEMSET: return xp_store_memset(ig, (const xp_rec_memset *)h);
     case XP_REC_STACK: return xp_store_stack(ig, (const xp_rec_stack *)h);
     case XP_REC_MODULE: return xp_store_module(ig, (const xp_rec_module *)h);
     case XP_REC_META: return xp_store_meta(ig, (const xp_rec_meta *)h);
@@ -974,6 +1043,7 @@ static const char *xp_many_sql(char *buf, size_t len, int one, unsigned cols)
         for (unsigned c = 0; c < cols; c++)
             n += (size_t)snprintf(buf + n, len - n, "%s?%u%s", c == 0 ? (r ? ", (" : "(") : ", ",
                                   r * cols + c + 1, c == cols - 1 ? ")" : "");
+    assert(n < len);          /* the caller's buffer is sized for XP_ROW_COLS columns */
     return buf;
 }
 
@@ -1003,10 +1073,10 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
                                   "PRAGMA temp_store = MEMORY;";
     if (sqlite3_exec(ig->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
-    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 6};
+    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 9};
     ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 3};
     for (int i = 0; i < S_COUNT; i++) {
-        char many[XP_ROW_BATCH * 40 + 128];
+        char many[XP_ROW_BATCH * XP_ROW_COLS * 8 + 256];
         const char *text = sql_text[i];
         if (i == S_COPY_MANY || i == S_SYNC_MANY)
             text = xp_many_sql(many, sizeof many, i == S_COPY_MANY ? S_COPY : S_SYNC,

@@ -10,8 +10,8 @@
 #include "xp_api.h"
 
 /* The contract (docs/schema.md) is the set of tables and views without a
- * _rows suffix: meta, copies, allocations, syncs, errors, stacks, modules,
- * unknown_frees.  The *_rows tables and call_sites are the compact storage
+ * _rows suffix: meta, copies, memsets, allocations, syncs, errors, stacks,
+ * modules, unknown_frees.  The *_rows tables and call_sites are the compact storage
  * under the views: integer codes instead of text, a duration instead of an
  * end time, and the columns that repeat from one call to the next (api,
  * stream, thread, device, stack, status, copy direction and memory kinds)
@@ -84,12 +84,29 @@ const char xp_schema_sql[] =
     ");\n"
     "CREATE INDEX call_sites_key ON call_sites(api, status, device, tid, stream, stack,\n"
     "  direction, host_mem, blocking, kind);\n"
+    /* fingerprint and fp_kind (1 full, 2 sampled) are NULL together when
+     * the content is not known; kernel_seq is NULL only for a copy from a
+     * version 1 journal, which did not count launches. */
     "CREATE TABLE copy_rows(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  site INTEGER NOT NULL,\n"
     "  bytes INTEGER NOT NULL,\n"
     "  src INTEGER NOT NULL,\n"
     "  dst INTEGER NOT NULL,\n"
+    "  start_ns INTEGER NOT NULL,\n"
+    "  dur_ns INTEGER NOT NULL,\n"
+    "  kernel_seq INTEGER,\n"
+    "  fingerprint INTEGER,\n"
+    "  fp_kind INTEGER\n"
+    ");\n"
+    /* Memsets share call_sites with copies (direction 0, kind 255). */
+    "CREATE TABLE memset_rows(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  site INTEGER NOT NULL,\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  dst INTEGER NOT NULL,\n"
+    "  value INTEGER NOT NULL,\n"
+    "  kernel_seq INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL,\n"
     "  dur_ns INTEGER NOT NULL\n"
     ");\n"
@@ -164,8 +181,25 @@ const char xp_schema_sql[] =
     "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
     "       c.start_ns AS start_ns, c.start_ns + c.dur_ns AS end_ns, c.dur_ns AS dur_ns,\n"
     "       s.status AS status, s.stack AS stack_id,\n"
-    "       nullif(s.kind, 255) AS kind, c.site AS site\n"
+    "       nullif(s.kind, 255) AS kind, c.site AS site,\n"
+    "       c.fingerprint AS fingerprint,\n"
+    "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
+    "       c.kernel_seq AS kernel_seq\n"
     "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n"
+    "CREATE VIEW memsets AS\n"
+    "SELECT m.id AS id,\n"
+    "       coalesce(a.name, 'api#' || s.api) AS api,\n"
+    "       a.layer AS layer,\n"
+    "       m.bytes AS bytes, m.dst AS dst, m.value AS value,\n"
+    "       CASE s.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n"
+    "                       WHEN 3 THEN 'managed' END AS host_mem,\n"
+    "       CASE s.blocking WHEN 1 THEN 'sync' WHEN 2 THEN 'async'\n"
+    "                       WHEN 3 THEN 'async_pageable' END AS blocking,\n"
+    "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
+    "       m.start_ns AS start_ns, m.start_ns + m.dur_ns AS end_ns, m.dur_ns AS dur_ns,\n"
+    "       s.status AS status, s.stack AS stack_id, m.kernel_seq AS kernel_seq,\n"
+    "       m.site AS site\n"
+    "FROM memset_rows m JOIN call_sites s ON s.id = m.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW syncs AS\n"
     "SELECT y.id AS id,\n"
     "       coalesce(a.name, 'api#' || s.api) AS api,\n"
@@ -205,7 +239,8 @@ const char xp_schema_sql[] =
     "       e.status AS status, e.tid AS tid, e.start_ns AS start_ns, e.end_ns AS end_ns,\n"
     "       e.stack AS stack_id, e.detail AS detail, e.device AS device,\n"
     "       CASE e.record WHEN 4 THEN 'copy' WHEN 5 THEN 'alloc' WHEN 6 THEN 'free'\n"
-    "                     WHEN 7 THEN 'sync' WHEN 8 THEN 'call' END AS record,\n"
+    "                     WHEN 7 THEN 'sync' WHEN 8 THEN 'call' WHEN 9 THEN 'memset'\n"
+    "       END AS record,\n"
     "       e.copy_id AS copy_id\n"
     "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n";
 
@@ -305,7 +340,8 @@ static int query_int(sqlite3 *db, const char *sql, long long *out)
 /* The tables whose last page xp_schema_check touches: a file cut short
  * usually lost the pages written last, at the right edge of these trees. */
 static const char *const right_edges[] = {
-    "SELECT max(rowid) FROM copy_rows", "SELECT max(rowid) FROM sync_rows",
+    "SELECT max(rowid) FROM copy_rows", "SELECT max(rowid) FROM memset_rows",
+    "SELECT max(rowid) FROM sync_rows",
     "SELECT max(rowid) FROM alloc_rows", "SELECT max(rowid) FROM free_rows",
     "SELECT max(rowid) FROM error_rows", "SELECT max(rowid) FROM stacks",
     "SELECT max(rowid) FROM journal_progress", "SELECT max(rowid) FROM call_sites",

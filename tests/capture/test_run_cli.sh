@@ -15,6 +15,7 @@ trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 # Leave out whatever the caller's environment would change.
 unset XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_QUIET XFERPROF_MANIFEST XFERPROF_SIM_DIR
+unset XFERPROF_FINGERPRINT
 unset LD_PRELOAD RANK LOCAL_RANK OMPI_COMM_WORLD_RANK SLURM_PROCID
 
 failures=0
@@ -82,8 +83,8 @@ expect_in "$err" "Usage:" "unknown command prints usage"
 # ---- run --help -----------------------------------------------------------------
 x run --help
 expect_rc 0 "run --help"
-for word in -o --output --stack-depth --quiet -q --sim --help \
-            XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_QUIET XFERPROF_MANIFEST \
+for word in -o --output --stack-depth --fingerprint sampled full off --quiet -q --sim --help \
+            XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_FINGERPRINT XFERPROF_QUIET XFERPROF_MANIFEST \
             XFERPROF_PRELOAD_LIB XFERPROF_SIM_DIR %p %h %r %t RANK LOCAL_RANK \
             OMPI_COMM_WORLD_RANK SLURM_PROCID; do
   expect_in "$out" "$word" "run --help documents $word"
@@ -114,6 +115,16 @@ for bad in abc -1 257 12x ""; do
   expect_rc 2 "--stack-depth '$bad'"
   expect_in "$err" "xferprof: --stack-depth" "--stack-depth '$bad' message"
 done
+for bad in bogus Full on ""; do
+  x run --fingerprint="$bad" -- true
+  expect_rc 2 "--fingerprint='$bad'"
+  expect_in "$err" "xferprof: --fingerprint '$bad': not one of off, sampled, full" "--fingerprint='$bad' message"
+done
+x run --fingerprint -- true
+expect_rc 2 "--fingerprint needs a mode (it took '--' as one)"
+XFERPROF_FINGERPRINT=maybe x run -- true
+expect_rc 2 "malformed inherited XFERPROF_FINGERPRINT"
+expect_in "$err" "XFERPROF_FINGERPRINT" "malformed inherited XFERPROF_FINGERPRINT message"
 x run -o 'run-%q.db' -- true
 expect_rc 2 "unknown pattern in -o"
 expect_in "$err" "xferprof: bad output pattern 'run-%q.db'" "unknown pattern message"
@@ -179,6 +190,12 @@ x run --stack-depth 0 -q -- sh -c 'echo "$XFERPROF_STACK_DEPTH"'
 expect_eq "$out" "0" "--stack-depth 0 as XFERPROF_STACK_DEPTH"
 x run --stack-depth=256 -q -- sh -c 'echo "$XFERPROF_STACK_DEPTH"'
 expect_eq "$out" "256" "--stack-depth=256 as XFERPROF_STACK_DEPTH"
+for mode in off sampled full; do
+  x run --fingerprint "$mode" -q -- sh -c 'echo "$XFERPROF_FINGERPRINT"'
+  expect_eq "$out" "$mode" "--fingerprint $mode as XFERPROF_FINGERPRINT"
+done
+x run -q -- sh -c 'echo "${XFERPROF_FINGERPRINT:-unset}"'
+expect_eq "$out" "unset" "no XFERPROF_FINGERPRINT without --fingerprint"
 x run --quiet -- sh -c 'echo "${XFERPROF_QUIET:-unset}"'
 expect_eq "$out" "1" "--quiet as XFERPROF_QUIET=1"
 x run -- sh -c 'echo "${XFERPROF_QUIET:-unset}"'

@@ -19,6 +19,7 @@ static void clear_env(void)
     unsetenv("XFERPROF_OUTPUT");
     unsetenv("XFERPROF_STACK_DEPTH");
     unsetenv("XFERPROF_QUIET");
+    unsetenv("XFERPROF_FINGERPRINT");
     unsetenv("XFERPROF_MANIFEST");
     for (size_t i = 0; i < 4; i++)
         unsetenv(rank_vars[i]);
@@ -232,6 +233,38 @@ static void test_load_bad_quiet_and_first_error(void **state)
     (void)state;
 }
 
+static void test_load_fingerprint(void **state)
+{
+    xp_config c;
+    char err[256];
+    assert_int_equal(xp_config_load(&c, err, sizeof err), 0);
+    assert_int_equal(c.fingerprint, XP_FP_MODE_SAMPLED);
+    static const struct {
+        const char *text;
+        xp_fp_mode mode;
+    } good[] = {{"off", XP_FP_MODE_OFF}, {"sampled", XP_FP_MODE_SAMPLED},
+                {"full", XP_FP_MODE_FULL}, {"", XP_FP_MODE_SAMPLED}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("XFERPROF_FINGERPRINT", good[i].text, 1);
+        assert_int_equal(xp_config_load(&c, err, sizeof err), 0);
+        assert_int_equal(c.fingerprint, good[i].mode);
+        if (good[i].text[0])
+            assert_string_equal(xp_config_fingerprint_name(c.fingerprint), good[i].text);
+    }
+    static const char *const bad[] = {"bogus", "Full", "on", "1", "sampled ", "of"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        xp_fp_mode m = XP_FP_MODE_FULL;
+        assert_int_equal(xp_config_parse_fingerprint(bad[i], &m), -1);
+        assert_int_equal(m, XP_FP_MODE_FULL);
+        setenv("XFERPROF_FINGERPRINT", bad[i], 1);
+        assert_int_equal(xp_config_load(&c, err, sizeof err), -1);
+        assert_int_equal(c.fingerprint, XP_FP_MODE_SAMPLED);
+        assert_non_null(strstr(err, "XFERPROF_FINGERPRINT"));
+        assert_non_null(strstr(err, "off, sampled, full"));
+    }
+    (void)state;
+}
+
 static void test_load_too_long(void **state)
 {
     xp_config c;
@@ -268,6 +301,7 @@ int main(void)
         cmocka_unit_test_setup(test_load_values, setup),
         cmocka_unit_test_setup(test_load_bad_depth, setup),
         cmocka_unit_test_setup(test_load_bad_quiet_and_first_error, setup),
+        cmocka_unit_test_setup(test_load_fingerprint, setup),
         cmocka_unit_test_setup(test_load_too_long, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -410,6 +410,105 @@ static void test_copy_columns(void **state)
     sqlite3_close(db);
 }
 
+/* A copy with the version 2 fields set; size 88 writes a version 1 record. */
+static void put_copy_v2(xp_journal *j, uint64_t i, uint32_t size, uint8_t fp_kind, uint64_t fp,
+                        uint64_t kernel_seq)
+{
+    xp_rec_copy *r = jw_reserve(j, XP_REC_COPY, XP_API_cudaMemcpy, size, 4242);
+    jw_call(&r->c, START_MONO + 1000 * i, 100, 0, 0, 0);
+    r->src = 0x7f0000000000ull;
+    r->dst = 0x7f8000000000ull;
+    r->bytes = i + 1;
+    r->direction = XP_DIR_H2D;
+    r->host_mem = XP_HOST_PAGEABLE;
+    r->blocking = XP_BLOCK_SYNC;
+    r->kind = 1;
+    r->fingerprint_kind = fp_kind;
+    if (size >= sizeof *r) {
+        r->fingerprint = fp;
+        r->kernel_seq = kernel_seq;
+    }
+    xp_journal_commit(r);
+}
+
+static void put_memset(xp_journal *j, xp_api api, uint64_t start, int status, uint64_t dst,
+                       int value, uint64_t bytes, uint8_t host_mem, uint8_t blocking,
+                       uint64_t kernel_seq)
+{
+    xp_rec_memset *r = jw_reserve(j, XP_REC_MEMSET, (uint16_t)api, sizeof *r, 4242);
+    jw_call(&r->c, start, 200, 0, status, 1);
+    r->dst = dst;
+    r->bytes = bytes;
+    r->stream = 0x5000;
+    r->kernel_seq = kernel_seq;
+    r->value = value;
+    r->host_mem = host_mem;
+    r->blocking = blocking;
+    xp_journal_commit(r);
+}
+
+/* Fingerprints, kernel_seq and memsets (journal version 2), and version 1
+ * copy records read alongside: their new columns are NULL. */
+static void test_v2_columns(void **state)
+{
+    fixture *f = *state;
+    xp_journal *j = jw_create(f->jpath, 778);
+    /* 40 copies: one full batch of multi-row inserts, then single rows;
+     * every third without a fingerprint. */
+    for (uint64_t i = 0; i < 40; i++)
+        put_copy_v2(j, i, sizeof(xp_rec_copy), i % 3 == 0 ? XP_FP_NONE
+                                                : i % 3 == 1 ? XP_FP_FULL : XP_FP_SAMPLED,
+                    0xfedcba9876543210ull + i, 7 * i);
+    put_copy_v2(j, 40, XP_REC_COPY_V1_SIZE, 0, 0, 0);
+    /* Not a known kind: no fingerprint either. */
+    put_copy_v2(j, 41, sizeof(xp_rec_copy), 7, 0x1234, 5);
+    put_memset(j, XP_API_cudaMemset, START_MONO + 100000, 0, 0x7f3a00200000ull, 0x1ff, 4096,
+               XP_HOST_NONE, XP_BLOCK_ASYNC, 12);
+    put_memset(j, XP_API_cudaMemsetAsync, START_MONO + 101000, 1, 0x10, 0, 64, XP_HOST_PINNED,
+               XP_BLOCK_ASYNC, 13);
+    xp_journal_close(j);
+    ingest_all(f);
+
+    sqlite3 *db = db_open(f->db);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies", -1), 42);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies WHERE fingerprint IS NULL", -1),
+                     14 + 2);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies WHERE (fingerprint IS NULL) <> "
+                               "(fingerprint_kind IS NULL)", -1), 0);
+    for (int i = 0; i < 40; i++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT fingerprint FROM copies WHERE bytes = %d", i + 1);
+        assert_int_equal(q_int(db, sql, 0), i % 3 ? (long long)(0xfedcba9876543210ull + (uint64_t)i) : 0);
+        snprintf(sql, sizeof sql, "SELECT kernel_seq FROM copies WHERE bytes = %d", i + 1);
+        assert_int_equal(q_int(db, sql, -1), 7 * i);
+        snprintf(sql, sizeof sql, "SELECT fingerprint_kind FROM copies WHERE bytes = %d", i + 1);
+        assert_string_equal(Q_TEXT(db, sql), i % 3 == 0 ? "<NULL>" : i % 3 == 1 ? "full"
+                                                                              : "sampled");
+    }
+    assert_string_equal(Q_TEXT(db, "SELECT coalesce(kernel_seq, 'null') || ',' || "
+                                   "coalesce(fingerprint, 'null') || ',' || "
+                                   "coalesce(fingerprint_kind, 'null') FROM copies "
+                                   "WHERE bytes = 41"),
+                        "null,null,null");
+    assert_string_equal(Q_TEXT(db, "SELECT kernel_seq || ',' || coalesce(fingerprint, 'null') "
+                                   "FROM copies WHERE bytes = 42"),
+                        "5,null");
+
+    assert_int_equal(q_int(db, "SELECT count(*) FROM memsets", -1), 2);
+    assert_string_equal(Q_TEXT(db, "SELECT api || ',' || layer || ',' || bytes || ',' || value "
+                                   "|| ',' || coalesce(host_mem, 'none') || ',' || blocking || "
+                                   "',' || stream || ',' || device || ',' || kernel_seq || ',' "
+                                   "|| status || ',' || dur_ns FROM memsets WHERE id = 1"),
+                        "cudaMemset,runtime,4096,511,none,async,20480,1,12,0,200");
+    assert_int_equal(q_int(db, "SELECT dst FROM memsets WHERE id = 1", -1), 0x7f3a00200000ll);
+    assert_string_equal(Q_TEXT(db, "SELECT host_mem || status FROM memsets WHERE id = 2"),
+                        "pinned1");
+    assert_string_equal(Q_TEXT(db, "SELECT api || ',' || record || ',' || "
+                                   "coalesce(copy_id, 'null') || ',' || detail FROM errors"),
+                        "cudaMemsetAsync,memset,null,memset 64 bytes dst 0x10 value 0");
+    sqlite3_close(db);
+}
+
 /* Written by a second thread, so into a second chunk, which the reader
  * delivers after the first: the allocation after its free, the stack after
  * the copy that uses it. */
@@ -979,6 +1078,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_copy_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v2_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_allocations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_syncs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_passes, setup, teardown),

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Checks libxferprof.so's dynamic exports against the hook tables: every
+runtime hook as name@@libcudart.so.13, name@libcudart.so.12 and
+name@libcudart.so.11; every driver hook, dlsym and dlvsym unversioned (as
+NVIDIA's libcuda.so.1 and glibc's interposable names are bound); and nothing
+else (no internal name leaks out).
+
+usage: check_exports.py NM LIB --runtime A.def... --driver B.def... [--allow NAME...]
+"""
+import platform
+import re
+import subprocess
+import sys
+
+ENTRY = re.compile(r'^XP_[A-Z0-9_]+\((\w+),', re.M)
+# dlsym/dlvsym are trampolines written for these machines only.
+DL_NAMES = ('dlsym', 'dlvsym') if platform.machine() in ('x86_64', 'aarch64') else ()
+
+
+def main():
+    nm, lib = sys.argv[1:3]
+    groups = {'--runtime': [], '--driver': [], '--allow': []}
+    current = None
+    for a in sys.argv[3:]:
+        if a in groups:
+            current = a
+        elif current:
+            groups[current].append(a)
+        else:
+            sys.exit(__doc__)
+    runtime = [n for d in groups['--runtime'] for n in ENTRY.findall(open(d).read())]
+    driver = [n for d in groups['--driver'] for n in ENTRY.findall(open(d).read())]
+    out = subprocess.run([nm, '-D', '--defined-only', '--with-symbol-versions', lib],
+                         check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    got = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] != 'A':   # A: the version nodes themselves
+            got.add(parts[2])
+    want = set()
+    for n in runtime:
+        want |= {n + '@@libcudart.so.13', n + '@libcudart.so.12', n + '@libcudart.so.11'}
+    want |= set(driver) | set(DL_NAMES) | set(groups['--allow'])
+    failures = []
+    for n in sorted(want - got):
+        failures.append('not exported: %s' % n)
+    for n in sorted(got - want):
+        failures.append('exported but not a hook: %s' % n)
+    for f in failures:
+        print('FAIL: ' + f, file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    print('ok: %d runtime hooks (3 versions each), %d driver hooks, %d others'
+          % (len(runtime), len(driver), len(DL_NAMES) + len(groups['--allow'])))
+
+
+if __name__ == '__main__':
+    main()

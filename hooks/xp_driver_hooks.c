@@ -1,0 +1,231 @@
+/* xp_driver_hooks.c: the interposed CUDA driver entry points, generated from
+ * xp_driver_hooks.def.  Each forwards to the variant it stands for (its slot),
+ * and hands what it saw to the engine; the caller gets the real function's
+ * CUresult and errno untouched.  The same wrappers serve programs linked
+ * against libcuda (exported symbols) and the lookups (dlsym on a libcuda
+ * handle, cuGetProcAddress, cudaGetDriverEntryPoint) that hand them out. */
+#include <cuda.h>
+#include <dlfcn.h>   /* RTLD_NEXT */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "xp_driver_hooks.h"
+#include "xp_engine.h"
+
+/* cuda.h maps the old name to the new one; the table needs both. */
+#undef cuGetProcAddress
+
+_Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
+
+void *xp_drv_resolve(unsigned i)
+{
+    const char *name = xp_drv_entries[i].name;
+    /* The next definition after libxferprof (libcuda when the program links
+     * it, or another interposer loaded after us), else the libcuda.so.1 the
+     * process has loaded (the runtime dlopen()s it with RTLD_LOCAL). */
+    void *fn = xp_real_dlsym(RTLD_NEXT, name);
+    if (fn == NULL)
+        fn = xp_libcuda_export(i);
+    if (fn == NULL || fn == xp_drv_entries[i].wrapper) {
+        char line[256];
+        int n = snprintf(line, sizeof line, "xferprof: %s: no CUDA driver to forward to\n", name);
+        if (n > 0) {
+            ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+            (void)w;
+        }
+        return NULL;
+    }
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&xp_drv_slots[i], &expected, fn,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        fn = expected;   /* someone filled it first: that target stays */
+    return fn;
+}
+
+bool xp_drv_offer(unsigned i, void *fn)
+{
+    void *expected = NULL;
+    if (fn == NULL || fn == xp_drv_entries[i].wrapper)
+        return false;
+    if (atomic_compare_exchange_strong_explicit(&xp_drv_slots[i], &expected, fn,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return true;
+    return expected == fn;
+}
+
+/* ---- what each kind of wrapper hands the engine ------------------------- */
+
+#define XP_U64(x) ((uint64_t)(uintptr_t)(x))
+
+/* A typed copy names the memory of its sides: device memory even where the
+ * registry does not know the address (a mapped virtual-memory range). */
+static inline void drv_copy(const xp_scope *s, xp_api api, uint64_t dst, uint64_t src,
+                            uint64_t bytes, int kind, uint64_t stream, bool async, CUresult rc)
+{
+    static const unsigned sides[] = {
+        [1] = XP_SIDE_DST_DEVICE, [2] = XP_SIDE_SRC_DEVICE,
+        [3] = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE};
+    xp_copy_call c = {.api = api, .dst = dst, .src = src, .bytes = bytes, .stream = stream,
+                      .kind = kind, .async = async,
+                      .device_sides = kind >= 1 && kind <= 3 ? sides[kind] : 0};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* A 2D copy: the first byte of each side, height rows of WidthInBytes, and
+ * the kind its memory types give (host, device; unified memory resolved by
+ * address; an array is device memory with no address of its own). */
+static inline uint64_t m2d_side(CUmemorytype type, const void *host, CUdeviceptr dev,
+                                size_t x, size_t y, size_t pitch)
+{
+    uint64_t base = type == CU_MEMORYTYPE_HOST ? XP_U64(host)
+                    : type == CU_MEMORYTYPE_ARRAY ? 0 : (uint64_t)dev;
+    return base ? base + (uint64_t)y * pitch + x : 0;
+}
+
+static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D *p,
+                              uint64_t stream, bool async, CUresult rc)
+{
+    if (p == NULL) {
+        drv_copy(s, api, 0, 0, 0, 4, stream, async, rc);
+        return;
+    }
+    CUmemorytype st = p->srcMemoryType, dt = p->dstMemoryType;
+    bool sh = st == CU_MEMORYTYPE_HOST, dh = dt == CU_MEMORYTYPE_HOST;
+    bool sd = st == CU_MEMORYTYPE_DEVICE || st == CU_MEMORYTYPE_ARRAY;
+    bool dd = dt == CU_MEMORYTYPE_DEVICE || dt == CU_MEMORYTYPE_ARRAY;
+    int kind = sh && dh ? 0 : sh && dd ? 1 : sd && dh ? 2 : sd && dd ? 3 : 4;
+    xp_copy_call c = {
+        .api = api,
+        .dst = m2d_side(dt, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstPitch),
+        .src = m2d_side(st, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcPitch),
+        .bytes = (uint64_t)p->WidthInBytes * p->Height,
+        .stream = stream, .kind = kind, .async = async,
+        .width = p->WidthInBytes, .height = p->Height,
+        .spitch = st == CU_MEMORYTYPE_ARRAY ? p->WidthInBytes : p->srcPitch,
+        .dpitch = dt == CU_MEMORYTYPE_ARRAY ? p->WidthInBytes : p->dstPitch,
+        .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u)};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+static inline uint64_t result_ptr(CUresult rc, uint64_t p)
+{
+    return rc == CUDA_SUCCESS ? p : 0;
+}
+
+/* A pitched allocation takes pitch x height bytes (the request when it failed). */
+static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t width, size_t height)
+{
+    return (uint64_t)(rc == CUDA_SUCCESS && pitch != NULL ? *pitch : width) * height;
+}
+
+/* ---- the wrappers -------------------------------------------------------- */
+
+/* The common frame of every recorded driver call (the runtime hooks' frame,
+ * with CUresult): `record` runs only when the call is recorded (not nested
+ * in a runtime call or in our own work); errno is saved around it. */
+#define XP_DRV_BODY(name, params, args, record)                                         \
+    CUresult xp_drv_##name params;                                                      \
+    CUresult xp_drv_##name params                                                       \
+    {                                                                                   \
+        CUresult (*real) params = (CUresult (*) params)xp_drv_real(XP_DRV_##name);      \
+        if (real == NULL)                                                               \
+            return CUDA_ERROR_UNKNOWN;                                                  \
+        xp_scope scope;                                                                 \
+        xp_scope_enter(&scope);                                                         \
+        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
+        scope.site.sp = (uintptr_t)&scope;                                              \
+        CUresult rc = real args;                                                        \
+        int saved_errno = errno;                                                        \
+        if (scope.recording) {                                                          \
+            xp_note_driver_call();                                                      \
+            record;                                                                     \
+        }                                                                               \
+        errno = saved_errno;                                                            \
+        xp_scope_leave();                                                               \
+        return rc;                                                                      \
+    }                                                                                   \
+    XP_DRV_EXPORT(name)
+
+#define XP_COPY(name, is_async, params, args, dst, src, count, kind, stream)            \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_copy(&scope, XP_API_##name, XP_U64(dst), XP_U64(src), (count), (kind), \
+                         XP_U64(stream), (is_async), rc))
+
+#define XP_ALLOC(name, params, args, alloc_kind, ptr, bytes)                            \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_alloc(&scope, XP_API_##name, (alloc_kind),                    \
+                                result_ptr(rc, XP_U64(ptr)), (bytes), (int)rc))
+
+#define XP_REGISTER(name, params, args, ptr, bytes)                                     \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_alloc(&scope, XP_API_##name, XP_ALLOC_REGISTERED, XP_U64(ptr), \
+                                (bytes), (int)rc))
+
+#define XP_FREE(name, params, args, kinds, ptr)                                         \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_free(&scope, XP_API_##name, (kinds), XP_U64(ptr), (int)rc))
+
+#define XP_SYNC(name, params, args, handle)                                             \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_sync(&scope, XP_API_##name, XP_U64(handle), (int)rc))
+
+#define XP_COPY2D(name, is_async, params, args, desc, stream)                          \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_copy2d(&scope, XP_API_##name, (desc), XP_U64(stream), (is_async), rc))
+
+#define XP_MEMSET(name, is_async, params, args, dst, value, count, elem_size, stream)   \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_memset(&scope, XP_API_##name, XP_U64(dst), (int)(value),      \
+                                 (uint64_t)(count) * (elem_size), XP_U64(stream),       \
+                                 (is_async), (int)rc))
+
+/* Counted, not recorded, unless it failed. */
+#define XP_LAUNCH(name, params, args, func)                                             \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_launch(&scope, XP_API_##name, XP_U64(func), (int)rc))
+
+/* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
+#define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;
+
+#include "xp_driver_hooks.def"
+
+#undef XP_COPY
+#undef XP_COPY2D
+#undef XP_ALLOC
+#undef XP_REGISTER
+#undef XP_FREE
+#undef XP_SYNC
+#undef XP_MEMSET
+#undef XP_LAUNCH
+#undef XP_PROCADDRESS
+
+/* ---- the table ----------------------------------------------------------- */
+
+#define XP_DRV_ROW(name, ...) [XP_DRV_##name] = {#name, (void *)xp_drv_##name},
+#define XP_COPY XP_DRV_ROW
+#define XP_COPY2D XP_DRV_ROW
+#define XP_ALLOC XP_DRV_ROW
+#define XP_REGISTER XP_DRV_ROW
+#define XP_FREE XP_DRV_ROW
+#define XP_SYNC XP_DRV_ROW
+#define XP_MEMSET XP_DRV_ROW
+#define XP_LAUNCH XP_DRV_ROW
+#define XP_PROCADDRESS XP_DRV_ROW
+const xp_drv_entry xp_drv_entries[XP_DRV_COUNT] = {
+#include "xp_driver_hooks.def"
+};
+
+XP_NO_SANITIZE int xp_drv_find(const char *name)
+{
+    /* Every name in the table starts with "cu" and none with "cuda": most
+     * lookups (runtime names, libc's) leave at the first test. */
+    if (name == NULL || !xp_str_prefix(name, "cu") || xp_str_prefix(name, "cuda"))
+        return -1;
+    for (unsigned i = 0; i < XP_DRV_COUNT; i++)
+        if (xp_str_eq(xp_drv_entries[i].name + 2, name + 2))
+            return (int)i;
+    return -1;
+}

@@ -1,0 +1,484 @@
+/* xp_lookup_hooks.c: the lookups that hand out driver entry points (dlsym and
+ * dlvsym, cuGetProcAddress(_v2), cudaGetDriverEntryPoint(ByVersion)(_ptsz)),
+ * interposed so that they hand out xferprof's wrappers instead of the real
+ * variants they found.  How and why: docs/interposition.md. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xp_driver_hooks.h"
+#include "xp_engine.h"
+
+#undef cuGetProcAddress
+
+typedef void *(*dlsym_fn)(void *, const char *);
+typedef void *(*dlvsym_fn)(void *, const char *, const char *);
+
+static void say(const char *what)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "xferprof: %s\n", what);
+    if (n > 0) {
+        ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+        (void)w;
+    }
+}
+
+/* ---- the real dlsym and dlvsym ------------------------------------------
+ *
+ * Our own calls to dlsym/dlvsym bind to our exports (a preload comes before
+ * libc in every lookup), so the first real one is found without them: the
+ * default version of dlvsym read from the dynamic symbol table of libc
+ * (libdl before glibc 2.34).  With it, dlvsym(RTLD_NEXT, "dlsym",
+ * "GLIBC_2.34") gives the next versioned dlsym after libxferprof (versioned
+ * lookups skip unversioned interposers, ours included).
+ *
+ * Everything on the way from the trampolines to glibc runs before any
+ * sanitizer runtime is ready (ASan and TSan resolve their interceptors with
+ * dlsym at start-up, which is ours): XP_NO_SANITIZE, and no libc calls. */
+
+XP_NO_SANITIZE static size_t gnu_hash_symbols(const uint32_t *h)
+{
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_words = h[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t b = 0; b < nbuckets; b++)
+        if (buckets[b] > last)
+            last = buckets[b];
+    if (last < symoffset)
+        return symoffset;
+    while ((chain[last - symoffset] & 1u) == 0)
+        last++;
+    return (size_t)last + 1;
+}
+
+/* The default version of the function `name` defined in lm, or NULL. */
+XP_NO_SANITIZE static void *elf_default_function(const struct link_map *lm, const char *name)
+{
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Half) *versym = NULL;
+    const uint32_t *gnu_hash = NULL;
+    const ElfW(Word) *sysv_hash = NULL;
+    ElfW(Addr) base = lm->l_addr;
+    for (const ElfW(Dyn) *d = lm->l_ld; d != NULL && d->d_tag != DT_NULL; d++) {
+        /* ld.so relocates these addresses in place on most targets, not on
+         * all: an unrelocated one is an offset below the load address. */
+        ElfW(Addr) p = d->d_un.d_ptr < base ? d->d_un.d_ptr + base : d->d_un.d_ptr;
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)p; break;
+        case DT_STRTAB: strtab = (const char *)p; break;
+        case DT_VERSYM: versym = (const ElfW(Half) *)p; break;
+        case DT_GNU_HASH: gnu_hash = (const uint32_t *)p; break;
+        case DT_HASH: sysv_hash = (const ElfW(Word) *)p; break;
+        default: break;
+        }
+    }
+    if (symtab == NULL || strtab == NULL)
+        return NULL;
+    size_t n = sysv_hash ? sysv_hash[1] : gnu_hash ? gnu_hash_symbols(gnu_hash) : 0;
+    for (size_t i = 1; i < n; i++) {
+        const ElfW(Sym) *s = &symtab[i];
+        if (s->st_shndx == SHN_UNDEF || (s->st_info & 0xf) != STT_FUNC)
+            continue;
+        if (versym != NULL && (versym[i] & 0x8000))
+            continue;   /* a non-default version (name@VERSION) */
+        if (xp_str_eq(strtab + s->st_name, name))
+            return (void *)(base + s->st_value);
+    }
+    return NULL;
+}
+
+/* libc.so.6 or libdl.so.2, by the file name of a loaded object. */
+XP_NO_SANITIZE static bool is_libc_or_libdl(const char *path)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    return xp_str_prefix(base, "libc.so.") || xp_str_prefix(base, "libdl.so.");
+}
+
+/* Written once (idempotently, by whichever thread gets there first). */
+static _Atomic(dlsym_fn) real_dlsym;
+static _Atomic(dlvsym_fn) real_dlvsym;
+
+XP_NO_SANITIZE static void find_real_dl(void)
+{
+    dlvsym_fn boot_v = NULL;
+    dlsym_fn boot = NULL;
+    for (const struct link_map *lm = _r_debug.r_map; lm != NULL && (!boot_v || !boot);
+         lm = lm->l_next) {
+        if (lm->l_name == NULL || !is_libc_or_libdl(lm->l_name))
+            continue;
+        if (boot_v == NULL)
+            boot_v = (dlvsym_fn)elf_default_function(lm, "dlvsym");
+        if (boot == NULL)
+            boot = (dlsym_fn)elf_default_function(lm, "dlsym");
+    }
+    if (boot_v == NULL || boot == NULL)
+        return;
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+    dlsym_fn s = NULL;
+    dlvsym_fn v = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        if (s == NULL)
+            s = (dlsym_fn)boot_v(RTLD_NEXT, "dlsym", versions[i]);
+        if (v == NULL)
+            v = (dlvsym_fn)boot_v(RTLD_NEXT, "dlvsym", versions[i]);
+    }
+    atomic_store_explicit(&real_dlvsym, v ? v : boot_v, memory_order_release);
+    atomic_store_explicit(&real_dlsym, s ? s : boot, memory_order_release);
+}
+
+XP_NO_SANITIZE static dlsym_fn get_real_dlsym(void)
+{
+    dlsym_fn f = atomic_load_explicit(&real_dlsym, memory_order_acquire);
+    if (f == NULL) {
+        int saved = errno;
+        find_real_dl();
+        errno = saved;
+        f = atomic_load_explicit(&real_dlsym, memory_order_acquire);
+        if (f == NULL)
+            say("cannot find the real dlsym; symbol lookups will fail");
+    }
+    return f;
+}
+
+XP_NO_SANITIZE static dlvsym_fn get_real_dlvsym(void)
+{
+    if (atomic_load_explicit(&real_dlvsym, memory_order_acquire) == NULL)
+        get_real_dlsym();
+    return atomic_load_explicit(&real_dlvsym, memory_order_acquire);
+}
+
+void *xp_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = get_real_dlsym();
+    return f ? f(handle, name) : NULL;
+}
+
+/* ---- libcuda's own definitions ------------------------------------------ */
+
+/* Per variant: what the loaded libcuda.so.1 defines, NULL while unknown,
+ * ABSENT when it has no such export.  libcuda is never unloaded in practice
+ * (NVIDIA's and the simulator's are nodelete), so an answer stays true. */
+#define ABSENT ((void *)1)
+static _Atomic(void *) cuda_exports[XP_DRV_COUNT];
+
+void *xp_libcuda_export(unsigned i)
+{
+    void *fn = atomic_load_explicit(&cuda_exports[i], memory_order_acquire);
+    if (fn != NULL)
+        return fn == ABSENT ? NULL : fn;
+    /* Never loads a libcuda: only asks the one the process has. */
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    fn = xp_real_dlsym(h, xp_drv_entries[i].name);
+    dlclose(h);
+    atomic_store_explicit(&cuda_exports[i], fn ? fn : ABSENT, memory_order_release);
+    return fn;
+}
+
+/* The real lookup returned *pfn for `symbol` (a base name such as
+ * "cuMemcpyHtoD", which the version and flags turned into one variant): the
+ * candidates are the variants named symbol or symbol_...; the one whose
+ * libcuda definition is *pfn is the variant it chose. */
+void xp_drv_substitute(const char *symbol, void **pfn)
+{
+    if (symbol == NULL || pfn == NULL || *pfn == NULL)
+        return;
+    int saved = errno;
+    size_t n = strlen(symbol);
+    for (unsigned i = 0; i < XP_DRV_COUNT; i++) {
+        const char *e = xp_drv_entries[i].name;
+        if (strncmp(e, symbol, n) != 0 || (e[n] != '\0' && e[n] != '_'))
+            continue;
+        if (xp_libcuda_export(i) != *pfn)
+            continue;
+        if (xp_drv_offer(i, *pfn))
+            *pfn = xp_drv_entries[i].wrapper;
+        break;
+    }
+    errno = saved;
+}
+
+/* ---- dlsym and dlvsym ----------------------------------------------------
+ *
+ * glibc's dlsym finds its caller from its own return address (RTLD_NEXT
+ * searches the objects after the caller's).  A C wrapper that calls it
+ * would make libxferprof the caller, so the exported dlsym and dlvsym are
+ * small assembler trampolines: they ask xp_dl_entry what to do, and either
+ * return its answer or jump (not call) to the real function with the
+ * arguments and the return address exactly as they came. */
+
+typedef struct xp_dl_answer {
+    void *value;              /* the result, when forward is NULL */
+    void *forward;            /* else: jump to this, the real dlsym or dlvsym */
+} xp_dl_answer;
+
+xp_dl_answer xp_dl_entry(void *handle, const char *name, const char *version, void *caller,
+                         long is_dlvsym);
+
+static bool from_libxferprof(void *caller)
+{
+    static _Atomic(void *) own_base;
+    void *base = atomic_load_explicit(&own_base, memory_order_relaxed);
+    Dl_info info;
+    if (base == NULL) {
+        if (dladdr((void *)&from_libxferprof, &info) == 0)
+            return false;
+        base = info.dli_fbase;
+        atomic_store_explicit(&own_base, base, memory_order_relaxed);
+    }
+    return dladdr(caller, &info) != 0 && info.dli_fbase == base;
+}
+
+/* Sanitizers are off only on the way to glibc (names that are not ours):
+ * the rest is in a function of its own. */
+static xp_dl_answer dl_ours(void *handle, const char *name, const char *version, void *caller,
+                            long is_dlvsym, void *real, int i);
+
+XP_NO_SANITIZE __attribute__((used)) xp_dl_answer xp_dl_entry(void *handle, const char *name,
+                                                              const char *version,
+                                                              void *caller, long is_dlvsym)
+{
+    void *real = is_dlvsym ? (void *)get_real_dlvsym() : (void *)get_real_dlsym();
+    xp_dl_answer pass = {NULL, real};
+    int i = xp_drv_find(name);
+    /* Not ours, or a global lookup (which finds our export anyway): glibc
+     * answers, as if we were not there. */
+    if (real == NULL || i < 0 || handle == RTLD_DEFAULT)
+        return pass;
+    return dl_ours(handle, name, version, caller, is_dlvsym, real, i);
+}
+
+/* glibc resets the dlerror state at every dl* call, so the lookups made here
+ * leave no trace: each answer ends with a successful one, or with glibc's
+ * own lookup (pass). */
+static xp_dl_answer dl_ours(void *handle, const char *name, const char *version, void *caller,
+                            long is_dlvsym, void *real, int i)
+{
+    xp_dl_answer pass = {NULL, real};
+    int saved = errno;
+    if (from_libxferprof(caller)) {
+        errno = saved;
+        return pass;
+    }
+    xp_dl_answer ours = {xp_drv_entries[i].wrapper, NULL};
+    void *cuda = xp_libcuda_export((unsigned)i);
+    if (handle == RTLD_NEXT) {
+        /* When the next definition after libxferprof is libcuda's own
+         * (libcuda loaded globally, no other definition between), the next
+         * one after a caller between us and libcuda is libcuda's too, and
+         * our wrapper forwarding to it stands for it.  Otherwise (libcuda
+         * loaded RTLD_LOCAL, another interposer after us) glibc answers: a
+         * caller before us gets our export, one after it what it would get
+         * without us. */
+        bool same = cuda != NULL && xp_real_dlsym(RTLD_NEXT, name) == cuda &&
+                    xp_drv_real((unsigned)i) == cuda;
+        errno = saved;
+        return same ? ours : pass;
+    }
+    void *r;
+    if (is_dlvsym)
+        r = ((dlvsym_fn)real)(handle, name, version);
+    else
+        r = ((dlsym_fn)real)(handle, name);
+    if (r == NULL || r != cuda || !xp_drv_offer((unsigned)i, r))
+        ours.value = r;
+    errno = saved;
+    return ours;
+}
+
+#if defined(__x86_64__)
+/* rdi handle, rsi name, rdx version: saved (three pushes also align the
+ * stack for the call), xp_dl_entry(handle, name, version, return address,
+ * is_dlvsym) answers in rax (value) and rdx (forward). */
+#define XP_DL_TRAMPOLINE(sym, setup)                                           \
+    ".globl " sym "\n"                                                         \
+    ".type " sym ", @function\n"                                               \
+    ".p2align 4\n"                                                             \
+    sym ":\n"                                                                  \
+    "    .cfi_startproc\n"                                                     \
+    "    endbr64\n"                                                            \
+    "    pushq %rdi\n"                                                         \
+    "    .cfi_adjust_cfa_offset 8\n"                                           \
+    "    pushq %rsi\n"                                                         \
+    "    .cfi_adjust_cfa_offset 8\n"                                           \
+    "    pushq %rdx\n"                                                         \
+    "    .cfi_adjust_cfa_offset 8\n"                                           \
+    "    movq 24(%rsp), %rcx\n"                                                \
+    setup                                                                      \
+    "    call xp_dl_entry\n"                                                   \
+    "    movq %rdx, %r11\n"                                                    \
+    "    popq %rdx\n"                                                          \
+    "    .cfi_adjust_cfa_offset -8\n"                                          \
+    "    popq %rsi\n"                                                          \
+    "    .cfi_adjust_cfa_offset -8\n"                                          \
+    "    popq %rdi\n"                                                          \
+    "    .cfi_adjust_cfa_offset -8\n"                                          \
+    "    testq %r11, %r11\n"                                                   \
+    "    jnz 1f\n"                                                             \
+    "    ret\n"                                                                \
+    "1:  jmp *%r11\n"                                                          \
+    "    .cfi_endproc\n"                                                       \
+    ".size " sym ", .-" sym "\n"
+__asm__(".pushsection .text\n"
+        XP_DL_TRAMPOLINE("dlsym", "    xorl %edx, %edx\n    xorl %r8d, %r8d\n")
+        XP_DL_TRAMPOLINE("dlvsym", "    movl $1, %r8d\n")
+        ".popsection\n");
+#elif defined(__aarch64__)
+/* x0 handle, x1 name, x2 version saved in the frame; x30 (the return
+ * address) is the caller; the answer comes back in x0 (value) and x1
+ * (forward), reached through x16 (a valid BTI target for "bti c"). */
+#define XP_DL_TRAMPOLINE(sym, setup)                                           \
+    ".globl " sym "\n"                                                         \
+    ".type " sym ", %function\n"                                               \
+    ".p2align 4\n"                                                             \
+    sym ":\n"                                                                  \
+    "    .cfi_startproc\n"                                                     \
+    "    hint 34\n"                                                            \
+    "    stp x29, x30, [sp, #-48]!\n"                                          \
+    "    .cfi_def_cfa_offset 48\n"                                             \
+    "    .cfi_offset 29, -48\n"                                                \
+    "    .cfi_offset 30, -40\n"                                                \
+    "    mov x29, sp\n"                                                        \
+    "    stp x0, x1, [sp, #16]\n"                                              \
+    "    str x2, [sp, #32]\n"                                                  \
+    "    mov x3, x30\n"                                                        \
+    setup                                                                      \
+    "    bl xp_dl_entry\n"                                                     \
+    "    cbnz x1, 1f\n"                                                        \
+    "    .cfi_remember_state\n"                                                \
+    "    ldp x29, x30, [sp], #48\n"                                            \
+    "    .cfi_restore 29\n"                                                    \
+    "    .cfi_restore 30\n"                                                    \
+    "    .cfi_def_cfa_offset 0\n"                                              \
+    "    ret\n"                                                                \
+    "1:  .cfi_restore_state\n"                                                 \
+    "    mov x16, x1\n"                                                        \
+    "    ldp x0, x1, [sp, #16]\n"                                              \
+    "    ldr x2, [sp, #32]\n"                                                  \
+    "    ldp x29, x30, [sp], #48\n"                                            \
+    "    .cfi_restore 29\n"                                                    \
+    "    .cfi_restore 30\n"                                                    \
+    "    .cfi_def_cfa_offset 0\n"                                              \
+    "    br x16\n"                                                             \
+    "    .cfi_endproc\n"                                                       \
+    ".size " sym ", .-" sym "\n"
+__asm__(".pushsection .text\n"
+        XP_DL_TRAMPOLINE("dlsym", "    mov x2, xzr\n    mov x4, #0\n")
+        XP_DL_TRAMPOLINE("dlvsym", "    mov x4, #1\n")
+        ".popsection\n");
+#else
+/* No trampoline for this architecture: dlsym and dlvsym are not interposed,
+ * so driver functions looked up with dlsym on a libcuda handle (and
+ * cuGetProcAddress obtained that way) are not recorded here. */
+#endif
+
+/* ---- cuGetProcAddress(_v2) ----------------------------------------------- */
+
+/* Not recorded: the real lookup, then the substitution. */
+#define XP_PROCADDRESS(name, params, args, symbol, pfn)                                 \
+    CUresult xp_drv_##name params;                                                      \
+    CUresult xp_drv_##name params                                                       \
+    {                                                                                   \
+        CUresult (*real) params = (CUresult (*) params)xp_drv_real(XP_DRV_##name);      \
+        if (real == NULL)                                                               \
+            return CUDA_ERROR_UNKNOWN;                                                  \
+        CUresult rc = real args;                                                        \
+        if (rc == CUDA_SUCCESS)                                                         \
+            xp_drv_substitute((symbol), (pfn));                                         \
+        return rc;                                                                      \
+    }                                                                                   \
+    XP_DRV_EXPORT(name)
+#define XP_IGNORE(...)
+#define XP_COPY XP_IGNORE
+#define XP_COPY2D XP_IGNORE
+#define XP_ALLOC XP_IGNORE
+#define XP_REGISTER XP_IGNORE
+#define XP_FREE XP_IGNORE
+#define XP_SYNC XP_IGNORE
+#define XP_MEMSET XP_IGNORE
+#define XP_LAUNCH XP_IGNORE
+#include "xp_driver_hooks.def"
+#undef XP_COPY
+#undef XP_COPY2D
+#undef XP_ALLOC
+#undef XP_REGISTER
+#undef XP_FREE
+#undef XP_SYNC
+#undef XP_MEMSET
+#undef XP_LAUNCH
+#undef XP_PROCADDRESS
+
+/* ---- cudaGetDriverEntryPoint(ByVersion)(_ptsz) ----------------------------- */
+
+/* The runtime's versions, newest first (see xp_runtime_hooks.c). */
+static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
+                                               "libcudart.so.11"};
+
+static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (fn != NULL)
+        return fn;
+    dlvsym_fn v = get_real_dlvsym();
+    for (size_t i = 0; v && fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0];
+         i++)
+        fn = v(RTLD_NEXT, name, runtime_versions[i]);
+    if (fn == NULL)
+        fn = xp_real_dlsym(RTLD_NEXT, name);
+    if (fn == NULL) {
+        char line[200];
+        snprintf(line, sizeof line, "%s: no CUDA runtime to forward to", name);
+        say(line);
+        return NULL;
+    }
+    atomic_store_explicit(slot, fn, memory_order_release);
+    return fn;
+}
+
+/* Exported as name@@libcudart.so.13 with aliases at .12 and .11, like the
+ * runtime hooks (xp_runtime_hooks.c, XP_EXPORTS). */
+#define XP_RUNTIME_EXPORT(name)                                                         \
+    __asm__(".symver xp_ep_" #name ", " #name "@@libcudart.so.13");                     \
+    extern __typeof__(xp_ep_##name) xp_ep12_##name                                      \
+        __attribute__((alias("xp_ep_" #name), visibility("default")));                  \
+    __asm__(".symver xp_ep12_" #name ", " #name "@libcudart.so.12");                    \
+    extern __typeof__(xp_ep_##name) xp_ep11_##name                                      \
+        __attribute__((alias("xp_ep_" #name), visibility("default")));                  \
+    __asm__(".symver xp_ep11_" #name ", " #name "@libcudart.so.11");
+
+/* The runtime may initialize itself and the driver inside: one level deeper,
+ * so nothing it does there is recorded as the program's driver calls. */
+#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
+    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params;             \
+    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params              \
+    {                                                                                   \
+        static _Atomic(void *) real_slot;                                               \
+        cudaError_t (*real) params =                                                    \
+            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
+        if (real == NULL)                                                               \
+            return cudaErrorUnknown;                                                    \
+        xp_depth++;                                                                     \
+        cudaError_t rc = real args;                                                     \
+        xp_depth--;                                                                     \
+        if (rc == cudaSuccess)                                                          \
+            xp_drv_substitute((symbol), (pfn));                                         \
+        return rc;                                                                      \
+    }                                                                                   \
+    XP_RUNTIME_EXPORT(name)
+#include "xp_lookup_hooks.def"
+#undef XP_ENTRY_POINT
