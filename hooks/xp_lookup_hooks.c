@@ -16,6 +16,7 @@
 
 #include "xp_driver_hooks.h"
 #include "xp_engine.h"
+#include "xp_runtime_export.h"
 
 #undef cuGetProcAddress
 
@@ -425,42 +426,6 @@ __asm__(".pushsection .text\n"
 
 /* ---- cudaGetDriverEntryPoint(ByVersion)(_ptsz) ----------------------------- */
 
-/* The runtime's versions, newest first (see xp_runtime_hooks.c). */
-static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
-                                               "libcudart.so.11"};
-
-static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (fn != NULL)
-        return fn;
-    dlvsym_fn v = get_real_dlvsym();
-    for (size_t i = 0; v && fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0];
-         i++)
-        fn = v(RTLD_NEXT, name, runtime_versions[i]);
-    if (fn == NULL)
-        fn = xp_real_dlsym(RTLD_NEXT, name);
-    if (fn == NULL) {
-        char line[200];
-        snprintf(line, sizeof line, "%s: no CUDA runtime to forward to", name);
-        say(line);
-        return NULL;
-    }
-    atomic_store_explicit(slot, fn, memory_order_release);
-    return fn;
-}
-
-/* Exported as name@@libcudart.so.13 with aliases at .12 and .11, like the
- * runtime hooks (xp_runtime_hooks.c, XP_EXPORTS). */
-#define XP_RUNTIME_EXPORT(name)                                                         \
-    __asm__(".symver xp_ep_" #name ", " #name "@@libcudart.so.13");                     \
-    extern __typeof__(xp_ep_##name) xp_ep12_##name                                      \
-        __attribute__((alias("xp_ep_" #name), visibility("default")));                  \
-    __asm__(".symver xp_ep12_" #name ", " #name "@libcudart.so.12");                    \
-    extern __typeof__(xp_ep_##name) xp_ep11_##name                                      \
-        __attribute__((alias("xp_ep_" #name), visibility("default")));                  \
-    __asm__(".symver xp_ep11_" #name ", " #name "@libcudart.so.11");
-
 /* The runtime may initialize itself and the driver inside: one level deeper,
  * so nothing it does there is recorded as the program's driver calls. */
 #define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
@@ -479,6 +444,6 @@ static void *resolve_runtime(_Atomic(void *) *slot, const char *name)
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \
     }                                                                                   \
-    XP_RUNTIME_EXPORT(name)
+    XP_RUNTIME_EXPORTS(xp_ep_, name)
 #include "xp_lookup_hooks.def"
 #undef XP_ENTRY_POINT

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "xp_engine.h"
+#include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
  * cudaMalloc@@libcudart.so.13, and so on); the newest loaded one wins, and
@@ -19,10 +20,7 @@
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
                                                "libcudart.so.11"};
 
-/* The first lookup of name; `say`: its absence is said on stderr (a hook's
- * real function: the program called it, and the hook fails the call). */
-static __attribute__((noinline)) void *find_runtime(_Atomic(void *) *slot, const char *name,
-                                                    bool say)
+__attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const char *name, bool say)
 {
     void *fn = NULL;
     for (size_t i = 0; fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0]; i++)
@@ -41,32 +39,6 @@ static __attribute__((noinline)) void *find_runtime(_Atomic(void *) *slot, const
     }
     return fn;
 }
-
-/* A hook's real function (NULL after saying so). */
-static inline void *resolve_runtime(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    return fn != NULL ? fn : find_runtime(slot, name, true);
-}
-
-/* A runtime function the preload calls itself: NULL, silently, if absent. */
-static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    return fn != NULL ? fn : find_runtime(slot, name, false);
-}
-
-/* The exported name is name@@libcudart.so.13 (default) plus aliases at
- * libcudart.so.12 and .11, so programs linked against any of the three bind
- * to the hook; libxferprof.map lists the default names. */
-#define XP_EXPORTS(name)                                                                \
-    __asm__(".symver xp_hook_" #name ", " #name "@@libcudart.so.13");                   \
-    extern __typeof__(xp_hook_##name) xp_v12_##name                                     \
-        __attribute__((alias("xp_hook_" #name), visibility("default")));                \
-    __asm__(".symver xp_v12_" #name ", " #name "@libcudart.so.12");                     \
-    extern __typeof__(xp_hook_##name) xp_v11_##name                                     \
-        __attribute__((alias("xp_hook_" #name), visibility("default")));                \
-    __asm__(".symver xp_v11_" #name ", " #name "@libcudart.so.11");
 
 /* The common frame of every hook: `always` runs after the real call (with
  * `rc` its result) whether or not the call is recorded, `record` only when
@@ -93,7 +65,7 @@ static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name)
         xp_scope_leave();                                                               \
         return rc;                                                                      \
     }                                                                                   \
-    XP_EXPORTS(name)
+    XP_RUNTIME_EXPORTS(xp_hook_, name)
 
 /* What each kind of hook hands the engine (functions, so the macros below
  * pass plain argument lists). */
