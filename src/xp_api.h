@@ -101,7 +101,19 @@
     X(cuCtxSynchronize_v2, 1)                                               \
     X(cuEventSynchronize, 1)                                                \
     X(cuLaunchKernel, 1)                                                    \
-    X(cuLaunchKernel_ptsz, 1)
+    X(cuLaunchKernel_ptsz, 1) \
+    X(cudaMallocAsync, 0)\
+    X(cudaMallocAsync_ptsz, 0)\
+    X(cudaFreeAsync, 0)\
+    X(cudaFreeAsync_ptsz, 0)\
+    X(cudaMallocFromPoolAsync, 0)\
+    X(cudaMallocFromPoolAsync_ptsz, 0)\
+    X(cuMemAllocAsync, 1)\
+    X(cuMemAllocAsync_ptsz, 1)\
+    X(cuMemFreeAsync, 1)\
+    X(cuMemFreeAsync_ptsz, 1)\
+    X(cuMemAllocFromPoolAsync, 1)\
+    X(cuMemAllocFromPoolAsync_ptsz, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

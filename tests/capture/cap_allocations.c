@@ -1,4 +1,5 @@
-/* cap_allocations.c: every allocation API, some freed and some leaked;
+/* cap_allocations.c: every allocation API (stream-ordered ones too), some
+ * freed and some leaked;
  * prints each pointer as "name 0x..." for test_allocations.py. */
 #include "cap_util.h"
 
@@ -39,8 +40,31 @@ __attribute__((noinline)) static void allocate(void)
     free(r_freed);
 }
 
+/* Stream-ordered allocation: from the default pool and from a pool handle;
+ * the free is issued (and recorded) when cudaFreeAsync is called. */
+__attribute__((noinline)) static void allocate_async(void)
+{
+    cudaStream_t s;
+    cudaMemPool_t pool;
+    void *a_freed, *a_leaked, *p_freed;
+    CHECK_OK(cudaStreamCreate(&s));
+    CHECK_OK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    CHECK_OK(cudaMallocAsync(&a_freed, 70000, s));
+    CHECK_OK(cudaMallocAsync(&a_leaked, 80000, s));
+    CHECK_OK(cudaMallocFromPoolAsync(&p_freed, 90000, pool, s));
+    CAP_PRINT("a_freed", a_freed);
+    CAP_PRINT("a_leaked", a_leaked);
+    CAP_PRINT("p_freed", p_freed);
+    fflush(stdout);
+    CHECK_OK(cudaFreeAsync(a_freed, s));
+    CHECK_OK(cudaFreeAsync(p_freed, s));
+    CHECK_OK(cudaStreamSynchronize(s));
+    CHECK_OK(cudaStreamDestroy(s));
+}
+
 int main(void)
 {
     allocate();
+    allocate_async();
     return 0;
 }

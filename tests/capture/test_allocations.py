@@ -28,6 +28,9 @@ expected = [
     ('cudaHostRegister', 'registered', 'r_leaked', 32768, False),
     ('cudaMallocManaged', 'managed', 'm_freed', 40000, True),
     ('cudaMallocManaged', 'managed', 'm_leaked', 50000, False),
+    ('cudaMallocAsync', 'device', 'a_freed', 70000, True),
+    ('cudaMallocAsync', 'device', 'a_leaked', 80000, False),
+    ('cudaMallocFromPoolAsync', 'device', 'p_freed', 90000, True),
 ]
 for e in expected:
     if e[2] not in v:
@@ -63,11 +66,13 @@ for want, row in zip(expected, got):
               'got %r' % row['free_stack_id'])
 
 # The frees happened in this order.
-order = ['d_freed', 'h_freed', 'ha_freed', 'r_freed', 'm_freed']
+order = ['d_freed', 'h_freed', 'ha_freed', 'r_freed', 'm_freed', 'a_freed', 'p_freed']
 times = [by_ptr[n]['free_ns'] for n in order if n in by_ptr]
 check(all(t is not None for t in times) and times == sorted(times),
       'frees recorded in program order', times)
-check_eq(scalar(conn, 'SELECT count(*) FROM allocations WHERE free_ns IS NULL'), 5,
+check_eq(rows(conn, "SELECT free_api FROM allocations WHERE api LIKE '%Async' AND free_ns IS NOT NULL"),
+         [{'free_api': 'cudaFreeAsync'}, {'free_api': 'cudaFreeAsync'}], 'stream-ordered frees')
+check_eq(scalar(conn, 'SELECT count(*) FROM allocations WHERE free_ns IS NULL'), 6,
          'leaked allocations (free_ns IS NULL)')
 # cudaFree(NULL) is a successful no-op: no error, no row.
 check_eq(scalar(conn, 'SELECT count(*) FROM errors'), 0, 'errors rows')
