@@ -211,6 +211,11 @@ int main(void)
     proc_address(lib, d, d2, pinned, stream);
 
     CHECK_CU(cuMemFree(d + 16), CUDA_ERROR_INVALID_VALUE);
+    /* Stream-ordered: the free is recorded when issued; the stream's
+     * destruction lets it complete. */
+    CUdeviceptr a = 0;
+    CHECK_CU_OK(cuMemAllocAsync(&a, BUF, stream));
+    CHECK_CU_OK(cuMemFreeAsync(a, stream));
     CHECK_CU_OK(cuStreamDestroy(stream));
     CHECK_CU_OK(cuMemFreeHost(pinned));
     CHECK_CU_OK(cuMemFree(d2));

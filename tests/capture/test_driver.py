@@ -112,7 +112,9 @@ allocs = rows(conn, 'SELECT * FROM allocations ORDER BY alloc_ns, id')
 check_eq([(a['api'], a['layer'], a['kind'], a['bytes'], a['free_api']) for a in allocs],
          [('cuMemAlloc_v2', 'driver', 'device', 1 << 16, 'cuMemFree_v2'),
           ('cuMemAlloc_v2', 'driver', 'device', 1 << 16, 'cuMemFree_v2'),
-          ('cuMemAllocHost_v2', 'driver', 'pinned', 1 << 16, 'cuMemFreeHost')],
+          ('cuMemAllocHost_v2', 'driver', 'pinned', 1 << 16, 'cuMemFreeHost'),
+          (linked_async('cuMemAllocAsync'), 'driver', 'device', 1 << 16,
+           linked_async('cuMemFreeAsync'))],
          'allocations rows')
 
 errors = rows(conn, 'SELECT * FROM errors ORDER BY start_ns, id')
