@@ -199,6 +199,17 @@ static int xp_run(xp_ingest *ig, int which)
     return 0;
 }
 
+/* Runs a statement whose row is keyed by a record id (INSERT OR IGNORE): a
+ * row already there means the journal held the record twice. */
+static int xp_run_keyed(xp_ingest *ig, int which)
+{
+    if (xp_run(ig, which) != 0)
+        return -1;
+    if (sqlite3_changes(ig->db) == 0)
+        ig->lost_duplicate++;
+    return 0;
+}
+
 static void xp_clear_caches(xp_ingest *ig)
 {
     memset(ig->sites, 0, sizeof ig->sites);
@@ -682,11 +693,7 @@ static int xp_store_alloc(xp_ingest *ig, const xp_rec_alloc *r)
     sqlite3_bind_int64(s, 8, xp_i64(r->c.end_ns));
     sqlite3_bind_int64(s, 9, r->c.h.tid);
     xp_bind_stack(s, 10, stack);
-    if (xp_run(ig, S_ALLOC) != 0)
-        return -1;
-    if (sqlite3_changes(ig->db) == 0)
-        ig->lost_duplicate++;
-    return 0;
+    return xp_run_keyed(ig, S_ALLOC);
 }
 
 static int xp_store_free(xp_ingest *ig, const xp_rec_free *r)
@@ -725,11 +732,7 @@ static int xp_store_free(xp_ingest *ig, const xp_rec_free *r)
     sqlite3_bind_int64(s, 4, xp_i64(r->c.end_ns));
     sqlite3_bind_int64(s, 5, r->c.h.tid);
     xp_bind_stack(s, 6, stack);
-    if (xp_run(ig, S_FREE) != 0)
-        return -1;
-    if (sqlite3_changes(ig->db) == 0)
-        ig->lost_duplicate++;
-    return 0;
+    return xp_run_keyed(ig, S_FREE);
 }
 
 static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
