@@ -1,0 +1,214 @@
+/* xp_report.h: the analyzer's in-memory model of one or more run databases,
+ * shared by the loader (xp_load.c), the symbolizer (xp_symbols.c), the rules
+ * (rules/rule_*.c), and the renderers (render_*.c).
+ *
+ * Why a model in memory rather than SQL per rule: a report on 10 million
+ * copies must finish in under a minute, and each scan of the copies view
+ * costs about half a second per million rows; loading once and letting every
+ * rule work on arrays keeps the report to one scan per table.  Every number
+ * the report prints can still be reproduced with SQL over the documented
+ * schema (docs/findings.md gives the query for each rule). */
+#ifndef XP_REPORT_H
+#define XP_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Codes as stored in the call_sites table (src/xp_format.h, docs/schema.md). */
+enum xp_dir { XP_DIR_UNKNOWN = 0, XP_DIR_H2D = 1, XP_DIR_D2H = 2, XP_DIR_D2D = 3, XP_DIR_H2H = 4,
+              XP_DIR_COUNT = 5 };
+enum xp_hostmem { XP_HM_NONE = 0, XP_HM_PAGEABLE = 1, XP_HM_PINNED = 2, XP_HM_MANAGED = 3,
+                  XP_HM_COUNT = 4 };
+enum xp_blocking { XP_BL_UNKNOWN = 0, XP_BL_SYNC = 1, XP_BL_ASYNC = 2, XP_BL_ASYNC_PAGEABLE = 3,
+                   XP_BL_COUNT = 4 };
+/* allocations.kind; device memory in use is XP_AK_DEVICE + XP_AK_PHYSICAL. */
+enum xp_alloc_kind { XP_AK_OTHER = 0, XP_AK_DEVICE, XP_AK_PINNED, XP_AK_REGISTERED,
+                     XP_AK_MANAGED, XP_AK_RESERVED, XP_AK_PHYSICAL, XP_AK_MAPPED,
+                     XP_AK_COUNT };
+
+const char *xp_dir_name(enum xp_dir d);          /* "H2D", ... "unknown" */
+const char *xp_hostmem_name(enum xp_hostmem h);  /* "pageable", ... "none" */
+const char *xp_blocking_name(enum xp_blocking b); /* "sync", "async", "async_pageable" */
+const char *xp_alloc_kind_name(enum xp_alloc_kind k);
+
+#define XP_NONE_ID 0 /* stack_id / nvtx range absent (ids in the database start at 1) */
+
+/* One row of the copies view. */
+struct xp_copy {
+    int64_t start_ns, dur_ns;
+    uint64_t bytes, src, dst;
+    uint64_t fingerprint;   /* valid when fp_kind != 0 */
+    uint64_t kernel_seq;
+    uint64_t stream;
+    int64_t nvtx_range;     /* nvtx_ranges.id, XP_NONE_ID when none (or column absent) */
+    uint32_t stack_id;      /* XP_NONE_ID without stacks */
+    uint32_t api;           /* index into xp_process.api_names */
+    int32_t status, device, tid;
+    uint8_t direction, host_mem, blocking;
+    uint8_t fp_kind;        /* 0 none, 1 full, 2 sampled */
+    bool driver;            /* layer = driver */
+};
+
+/* One row of the allocations view (successful allocations only). */
+struct xp_alloc {
+    int64_t alloc_ns, alloc_end_ns;
+    int64_t free_ns;        /* -1 while live at exit */
+    uint64_t ptr, bytes;
+    uint32_t alloc_stack, free_stack;
+    uint32_t api;
+    int32_t device;
+    uint8_t kind;           /* enum xp_alloc_kind */
+};
+
+struct xp_sync {
+    int64_t start_ns, dur_ns;
+    uint64_t stream;
+    uint32_t stack_id, api;
+    int32_t status, device, tid;
+};
+
+/* One row of the errors view. */
+struct xp_error {
+    int64_t start_ns;
+    uint32_t stack_id, api;
+    int32_t status, device, tid;
+    char record[8];         /* "copy", "alloc", "free", "sync", "call", "memset" */
+    char *detail;           /* owned, may be NULL */
+    uint64_t requested;     /* for record "alloc": bytes requested (parsed from detail), else 0 */
+    int64_t dev_free, dev_total; /* device free/total at the failure, -1 unknown */
+};
+
+struct xp_unknown_free {
+    int64_t start_ns;
+    uint64_t ptr;
+    uint32_t stack_id, api;
+    uint8_t kind;
+};
+
+struct xp_nvtx_range {
+    int64_t id, parent_id;  /* parent XP_NONE_ID at top level */
+    int64_t start_ns, end_ns; /* end -1 when never closed */
+    char *name, *domain;    /* owned */
+    int32_t tid, depth;
+    bool push;              /* push/pop (thread-bound) vs start/end */
+};
+
+/* A symbolized frame.  Strings are owned by the process's symbol cache. */
+struct xp_frame {
+    uint64_t addr;
+    const char *module;     /* basename of the object, NULL if no module contains addr */
+    const char *module_path;
+    uint64_t offset;        /* addr - module load bias (file virtual address) */
+    const char *function;   /* NULL when unknown */
+    const char *file;       /* NULL when no debug info */
+    int line;               /* 0 when unknown */
+    bool internal;          /* inside libcudart/libcuda/libxferprof: left out of call sites */
+};
+
+/* A stack's frames, the internal ones already left out. */
+struct xp_stack {
+    uint32_t id;
+    uint32_t nframes;
+    struct xp_frame *frames;
+};
+
+/* Per-process facts from meta, plus what the symbolizer found. */
+struct xp_process {
+    char *db_path;
+    char *label;             /* "pid 1234" or "rank 3 (pid 1234)" */
+    int64_t pid, ppid, rank; /* rank -1 when none */
+    char *hostname, *cmdline;
+    int64_t start_mono_ns, end_mono_ns; /* end: last event seen */
+    int64_t exit_status;     /* -1 unknown */
+    int64_t records_lost;
+    char *records_lost_reason;
+    bool recovered, stacks_off;
+
+    char **api_names; size_t n_api;            /* index = struct field api */
+    struct xp_copy *copies; size_t n_copies;
+    struct xp_alloc *allocs; size_t n_allocs;
+    struct xp_sync *syncs; size_t n_syncs;
+    struct xp_error *errors; size_t n_errors;
+    struct xp_unknown_free *unknown_frees; size_t n_unknown_frees;
+    struct xp_nvtx_range *ranges; size_t n_ranges;
+    uint64_t memsets, memset_bytes;
+
+    struct xp_stack *stacks; size_t n_stacks;   /* sorted by id */
+    char **notes; size_t n_notes;               /* "module X is no longer on disk", ... */
+};
+
+enum xp_severity { XP_SEV_INFO = 0, XP_SEV_WARNING = 1, XP_SEV_ERROR = 2 };
+const char *xp_severity_name(enum xp_severity s);  /* "info", "warning", "error" */
+int xp_severity_parse(const char *s, enum xp_severity *out); /* 0 or -1 */
+
+/* One extra fact of a finding, rendered as a JSON member and a text line. */
+struct xp_fact {
+    char key[40];
+    bool is_text;
+    int64_t num;
+    char *text;             /* owned when is_text */
+};
+
+struct xp_finding {
+    const char *rule;       /* stable id: "async-pageable", ... */
+    enum xp_severity severity;
+    const struct xp_process *proc;
+    uint32_t stack_id;      /* the call site, XP_NONE_ID when none / not site-bound */
+    uint64_t count, bytes;
+    int64_t time_ns;        /* what it cost the program (host time held, wasted time) */
+    char *message;          /* owned: one sentence, what is wrong, with numbers */
+    const char *fix;        /* CUDA terms */
+    const char *fix_pytorch;/* NULL when it does not apply */
+    struct xp_fact *facts; size_t n_facts;
+};
+
+/* Rule thresholds, all configurable (--set rule.key=value), documented in
+ * docs/findings.md with their defaults. */
+struct xp_thresholds {
+    uint64_t sync_in_loop_min_count;      /* blocking copies from one site */
+    uint64_t redundant_min_repeats;       /* same content from one site */
+    uint64_t small_copy_max_bytes;
+    uint64_t small_copies_min_count;
+    double low_bandwidth_fraction;        /* below this share of the run's reference */
+    uint64_t low_bandwidth_min_bytes;     /* only copies at least this large */
+    double leak_growing_fraction;         /* share of a site's live bytes allocated in the run's last part */
+    double fragmentation_min_ratio;       /* 1 - largest hole / total free */
+    uint64_t fragmentation_min_free;
+};
+void xp_thresholds_default(struct xp_thresholds *t);
+int xp_thresholds_set(struct xp_thresholds *t, const char *assignment, char *err, size_t errlen);
+
+struct xp_report {
+    struct xp_process *procs; size_t n_procs;
+    struct xp_finding *findings; size_t n_findings, cap_findings;
+    struct xp_thresholds th;
+};
+
+/* Adds a finding (copies message; facts start empty).  Returns it, or NULL
+ * when out of memory. */
+struct xp_finding *xp_report_add(struct xp_report *r, const char *rule, enum xp_severity sev,
+                                 const struct xp_process *p, uint32_t stack_id,
+                                 uint64_t count, uint64_t bytes, int64_t time_ns,
+                                 const char *fix, const char *fix_pytorch,
+                                 const char *message_fmt, ...)
+    __attribute__((format(printf, 11, 12)));
+void xp_finding_num(struct xp_finding *f, const char *key, int64_t v);
+void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A stack of a process by id, NULL when unknown. */
+const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id);
+
+/* Each rule adds its findings for every process of r.  Rules never fail:
+ * a process without the data a rule needs gets no finding from it. */
+typedef void (*xp_rule_fn)(struct xp_report *r);
+struct xp_rule {
+    const char *id;
+    xp_rule_fn run;
+    const char *summary;
+};
+extern const struct xp_rule xp_rules[];
+extern const size_t xp_nrules;
+
+#endif
