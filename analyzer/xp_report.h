@@ -136,6 +136,7 @@ struct xp_process {
 
     struct xp_stack *stacks; size_t n_stacks;   /* sorted by id */
     char **notes; size_t n_notes;               /* "module X is no longer on disk", ... */
+    void *symbols;           /* owned by xp_symbols.c: the strings the frames point to */
 };
 
 enum xp_severity { XP_SEV_INFO = 0, XP_SEV_WARNING = 1, XP_SEV_ERROR = 2 };

@@ -1,0 +1,314 @@
+/* cmd_report.c: `xferprof report DB...`, the post-mortem of one or more run databases. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xp_commands.h"
+#include "xp_load.h"
+#include "xp_render.h"
+#include "xp_report.h"
+#include "xp_totals.h"
+
+enum xp_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN };
+
+struct xp_report_opts {
+    enum xp_format format;
+    const char *out;           /* NULL: stdout */
+    size_t top;
+    enum xp_severity min_sev;
+    char **dbs;
+    int n_dbs;
+};
+
+static void xp_report_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: xferprof report DB... [--format text|json|markdown] [-o FILE] [--top N]\n"
+            "                       [--min-severity info|warning|error] [--set RULE.KEY=VALUE]...\n"
+            "\n"
+            "Reads the databases that `xferprof run` left (a pending journal DB.xpj is\n"
+            "ingested first) and reports, per process and for all together: copies and\n"
+            "bytes per direction, the call sites that move the most bytes and block the\n"
+            "longest, device memory over time, and findings with their cost and fix.\n"
+            "\n"
+            "  --format FMT          text (default), json (stable, see docs/report.md) or markdown\n"
+            "  -o FILE               write to FILE (replaced whole, never half-written)\n"
+            "  --top N               call sites shown per process by bytes and by blocked time (10)\n"
+            "  --min-severity SEV    leave out findings below SEV (info)\n"
+            "  --set RULE.KEY=VALUE  a rule threshold, e.g. --set sync-in-loop.min_count=20\n"
+            "\n"
+            "Exit status: 0 (with or without findings), 2 for bad usage or input.\n");
+}
+
+__attribute__((format(printf, 1, 2))) static int xp_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "xferprof report: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'xferprof report --help')\n");
+    return 2;
+}
+
+/* The value of option argv[*i]: "--opt=VALUE" or the next argument. */
+static const char *xp_opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (strcmp(argv[*i], name) != 0)
+        return NULL;
+    if (*i + 1 >= argc)
+        return "";
+    return argv[++*i];
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, struct xp_thresholds *th)
+{
+    bool options = true;
+    o->dbs = calloc((size_t)argc + 1, sizeof *o->dbs);
+    if (!o->dbs) {
+        fprintf(stderr, "xferprof report: out of memory\n");
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!options || a[0] != '-' || !a[1]) {
+            o->dbs[o->n_dbs++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            options = false;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            xp_report_usage(stdout);
+            return 0;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--format"))) {
+            if (strcmp(v, "text") == 0)
+                o->format = XP_FMT_TEXT;
+            else if (strcmp(v, "json") == 0)
+                o->format = XP_FMT_JSON;
+            else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
+                o->format = XP_FMT_MARKDOWN;
+            else
+                return xp_usage_error("--format: '%s' is not text, json or markdown", v);
+        } else if ((v = xp_opt_value(argc, argv, &i, "-o")) ||
+                   (v = xp_opt_value(argc, argv, &i, "--output"))) {
+            if (!*v)
+                return xp_usage_error("%s needs a file name", a);
+            o->out = v;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--top"))) {
+            char *end = NULL;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || errno || n < 1 || n > 100000)
+                return xp_usage_error("--top: '%s' is not a number from 1 to 100000", v);
+            o->top = (size_t)n;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--min-severity"))) {
+            if (xp_severity_parse(v, &o->min_sev) != 0)
+                return xp_usage_error("--min-severity: '%s' is not info, warning or error", v);
+        } else if ((v = xp_opt_value(argc, argv, &i, "--set"))) {
+            char why[256] = "";
+            if (!*v)
+                return xp_usage_error("%s needs RULE.KEY=VALUE", a);
+            if (xp_thresholds_set(th, v, why, sizeof why) != 0)
+                return xp_usage_error("--set %s", why);
+        } else {
+            return xp_usage_error("unknown option '%s'", a);
+        }
+    }
+    if (o->n_dbs == 0)
+        return xp_usage_error("no database given (usage: xferprof report DB...)");
+    return -1;
+}
+
+static int xp_finding_cmp(const void *a, const void *b)
+{
+    const struct xp_finding *x = a, *y = b;
+    if (x->severity != y->severity)
+        return x->severity > y->severity ? -1 : 1;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns > y->time_ns ? -1 : 1;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    int c = strcmp(x->rule, y->rule);
+    if (c)
+        return c;
+    return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
+}
+
+static void xp_finding_free(struct xp_finding *f)
+{
+    free(f->message);
+    for (size_t i = 0; i < f->n_facts; i++)
+        if (f->facts[i].is_text)
+            free(f->facts[i].text);
+    free(f->facts);
+}
+
+/* Runs the rules, keeps findings at or above min, sorts them. */
+static void xp_report_findings(struct xp_report *r, enum xp_severity min)
+{
+    for (size_t i = 0; i < xp_nrules; i++)
+        if (xp_rules[i].run)
+            xp_rules[i].run(r);
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_findings; i++) {
+        if (r->findings[i].severity >= min)
+            r->findings[kept++] = r->findings[i];
+        else
+            xp_finding_free(&r->findings[i]);
+    }
+    r->n_findings = kept;
+    if (kept > 1)
+        qsort(r->findings, kept, sizeof *r->findings, xp_finding_cmp);
+}
+
+/* Where the report goes: stdout, or a temporary file next to -o FILE that
+ * replaces it only once complete. */
+struct xp_sink {
+    FILE *f;
+    char *tmp;
+};
+
+static int xp_sink_open(struct xp_sink *s, const char *out)
+{
+    s->f = stdout;
+    s->tmp = NULL;
+    if (!out)
+        return 0;
+    size_t n = strlen(out) + 16;
+    if (!(s->tmp = malloc(n)))
+        return -1;
+    snprintf(s->tmp, n, "%s.tmpXXXXXX", out);
+    int fd = mkstemp(s->tmp);
+    if (fd < 0 || !(s->f = fdopen(fd, "w"))) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(s->tmp);
+        }
+        free(s->tmp);
+        s->tmp = NULL;
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns 0, or -1 with errno set (the temporary file removed). */
+static int xp_sink_close(struct xp_sink *s, const char *out, bool keep)
+{
+    if (!s->tmp)
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+    bool ok = keep && fflush(s->f) == 0 && !ferror(s->f) && fsync(fileno(s->f)) == 0;
+    int e = errno;
+    ok = fclose(s->f) == 0 && ok;
+    if (ok && rename(s->tmp, out) != 0)
+        ok = false, e = errno;
+    if (!ok)
+        unlink(s->tmp);
+    free(s->tmp);
+    s->tmp = NULL;
+    errno = e;
+    return ok ? 0 : -1;
+}
+
+static int xp_report_render(struct xp_report *r, const struct xp_report_opts *o, FILE *f)
+{
+    struct xp_totals all;
+    struct xp_totals *proc = calloc(r->n_procs, sizeof *proc);
+    struct xp_site *sites = NULL;
+    size_t n_sites = 0;
+    int rc = -1;
+    if (!proc || xp_totals_compute(r->procs, r->n_procs, &all) != 0)
+        goto out_proc;
+    for (size_t i = 0; i < r->n_procs; i++)
+        if (xp_totals_compute(&r->procs[i], 1, &proc[i]) != 0 ||
+            xp_sites_top(&r->procs[i], i, o->top, &sites, &n_sites) != 0)
+            goto out;
+    const char *nc = getenv("NO_COLOR");
+    struct xp_summary s = {
+        .r = r, .all = &all, .proc = proc, .sites = sites, .n_sites = n_sites, .top = o->top,
+        .color = f == stdout && isatty(STDOUT_FILENO) && !(nc && *nc),
+    };
+    if (o->format == XP_FMT_JSON)
+        rc = xp_render_json(f, &s);
+    else if (o->format == XP_FMT_MARKDOWN)
+        rc = xp_render_markdown(f, &s);
+    else
+        rc = xp_render_text(f, &s);
+out:
+    xp_totals_free(&all);
+    for (size_t i = 0; i < r->n_procs; i++)
+        xp_totals_free(&proc[i]);
+out_proc:
+    free(proc);
+    free(sites);
+    return rc;
+}
+
+int xp_command_report(int argc, char **argv)
+{
+    struct xp_report r = {0};
+    struct xp_report_opts o = {.format = XP_FMT_TEXT, .top = 10, .min_sev = XP_SEV_INFO};
+    xp_thresholds_default(&r.th);
+    int rc = xp_report_parse(argc, argv, &o, &r.th);
+    if (rc >= 0) {
+        free(o.dbs);
+        return rc;
+    }
+    struct xp_sink sink;
+    /* Opened first: an unwritable -o fails before minutes of loading. */
+    if (xp_sink_open(&sink, o.out) != 0) {
+        fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out, strerror(errno));
+        free(o.dbs);
+        return 2;
+    }
+    bool progress = isatty(STDERR_FILENO);
+    rc = 2;
+    if (!(r.procs = calloc((size_t)o.n_dbs, sizeof *r.procs))) {
+        fprintf(stderr, "xferprof report: out of memory\n");
+        goto out;
+    }
+    for (int i = 0; i < o.n_dbs; i++) {
+        char err[1024];
+        if (progress)
+            fprintf(stderr, "\rxferprof report: reading %s (%d of %d)...\033[K", o.dbs[i], i + 1,
+                    o.n_dbs);
+        if (xp_load(o.dbs[i], &r.procs[r.n_procs], err, sizeof err) != 0) {
+            if (progress)
+                fprintf(stderr, "\r\033[K");
+            fprintf(stderr, "xferprof report: %s: %s\n", o.dbs[i], err);
+            goto out;
+        }
+        r.n_procs++;
+    }
+    if (progress)
+        fprintf(stderr, "\r\033[K");
+    xp_report_findings(&r, o.min_sev);
+    if (xp_report_render(&r, &o, sink.f) != 0) {
+        fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out ? o.out : "the report",
+                errno ? strerror(errno) : "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (xp_sink_close(&sink, o.out, rc == 0) != 0 && rc == 0) {
+        fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out ? o.out : "the report",
+                strerror(errno));
+        rc = 2;
+    }
+    for (size_t i = 0; i < r.n_findings; i++)
+        xp_finding_free(&r.findings[i]);
+    free(r.findings);
+    for (size_t i = 0; i < r.n_procs; i++)
+        xp_process_free(&r.procs[i]);
+    free(r.procs);
+    free(o.dbs);
+    return rc;
+}

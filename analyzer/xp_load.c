@@ -1,0 +1,750 @@
+/* xp_load.c: reading one run database into the report's model (struct xp_process).
+ *
+ * One scan per table.  Copies and syncs are read from their storage tables
+ * (copy_rows, sync_rows) with call_sites joined in memory: measured on a
+ * 1M-copy run that is several times faster than scanning the copies view,
+ * which joins call_sites and apis in SQL for every row (docs/report.md has
+ * the numbers).  The small tables (allocations, errors, unknown frees) are
+ * read through their views, which keep their text codes (allocation kinds)
+ * stable across branches that add new ones. */
+#include "xp_load.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xp_pending.h"
+#include "xp_schema.h"
+#include "xp_symbols.h"
+
+int xp_grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+    void **p = arr;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c <= n)
+        c *= 2;
+    void *grown = realloc(*p, c * size);
+    if (!grown)
+        return -1;
+    *p = grown;
+    *cap = c;
+    return 0;
+}
+
+void xp_load_db_error(sqlite3 *db, int rc, char *err, size_t errlen)
+{
+    int base = rc & 0xff;
+    const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
+    if (base == SQLITE_CORRUPT || base == SQLITE_NOTADB || base == SQLITE_IOERR)
+        snprintf(err, errlen, "database is truncated or corrupt (%s)", msg);
+    else if (base == SQLITE_NOMEM)
+        snprintf(err, errlen, "out of memory");
+    else
+        snprintf(err, errlen, "cannot read the database (%s)", msg);
+}
+
+void xp_process_note(struct xp_process *p, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **grown = realloc(p->notes, (p->n_notes + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    p->notes = grown;
+    if ((p->notes[p->n_notes] = strdup(buf)) != NULL)
+        p->n_notes++;
+}
+
+/* What a load pass shares: the connection, the process being filled, and
+ * where the first error goes. */
+struct xp_ld {
+    sqlite3 *db;
+    struct xp_process *p;
+    char *err;
+    size_t errlen;
+    bool *driver;            /* per api index: layer = driver */
+    size_t cap_api;
+    struct xp_site_row *sites; /* call_sites by id */
+    size_t n_sites;
+};
+
+/* One call_sites row, as copies and syncs need it. */
+struct xp_site_row {
+    uint64_t stream;
+    uint32_t api, stack;
+    int32_t status, device, tid;
+    uint8_t direction, host_mem, blocking;
+    bool valid;
+};
+
+static int xp_ld_fail(struct xp_ld *L, int rc)
+{
+    xp_load_db_error(L->db, rc, L->err, L->errlen);
+    return -1;
+}
+
+static int xp_ld_oom(struct xp_ld *L)
+{
+    snprintf(L->err, L->errlen, "out of memory");
+    return -1;
+}
+
+static sqlite3_stmt *xp_ld_prepare(struct xp_ld *L, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(L->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        xp_ld_fail(L, rc);
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* Ends a row loop: SQLITE_DONE is success, anything else the error. */
+static int xp_ld_done(struct xp_ld *L, sqlite3_stmt *st, int rc)
+{
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : xp_ld_fail(L, rc);
+}
+
+static void xp_ld_seen(struct xp_ld *L, int64_t t)
+{
+    if (t > L->p->end_mono_ns)
+        L->p->end_mono_ns = t;
+}
+
+static char *xp_col_strdup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return s ? strdup((const char *)s) : NULL;
+}
+
+/* Makes api id a valid index of p->api_names, naming an id the apis table
+ * lacks "api#N" as the views do.  Returns the index, or -1 (out of memory). */
+static int64_t xp_ld_api(struct xp_ld *L, int64_t id, const char *name, bool driver)
+{
+    struct xp_process *p = L->p;
+    if (id < 0 || id > 65535)
+        id = 0; /* not a journal api id: the unknown entry point */
+    size_t i = (size_t)id;
+    if (i >= p->n_api) {
+        size_t cap = L->cap_api;
+        char **names = p->api_names;
+        if (xp_grow(&names, &cap, i, sizeof *names) != 0)
+            return -1;
+        p->api_names = names;
+        bool *drv = realloc(L->driver, cap * sizeof *drv);
+        if (!drv)
+            return -1;
+        L->driver = drv;
+        L->cap_api = cap;
+        for (size_t k = p->n_api; k <= i; k++)
+            p->api_names[k] = NULL, L->driver[k] = false;
+        p->n_api = i + 1;
+    }
+    if (!p->api_names[i]) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "api#%zu", i);
+        if (!(p->api_names[i] = strdup(name ? name : buf)))
+            return -1;
+        L->driver[i] = driver;
+    }
+    return (int64_t)i;
+}
+
+static int xp_ld_apis(struct xp_ld *L)
+{
+    sqlite3_stmt *st = xp_ld_prepare(L, "SELECT id, name, layer FROM apis");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *layer = (const char *)sqlite3_column_text(st, 2);
+        if (xp_ld_api(L, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                      layer && strcmp(layer, "driver") == 0) < 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+/* An api column of a view row: its id (joined from apis), or the N of
+ * "api#N" for an id the apis table lacks. */
+static int64_t xp_ld_view_api(struct xp_ld *L, sqlite3_stmt *st, int id_col, int name_col)
+{
+    int64_t id = 0;
+    if (sqlite3_column_type(st, id_col) != SQLITE_NULL) {
+        id = sqlite3_column_int64(st, id_col);
+    } else {
+        const char *name = (const char *)sqlite3_column_text(st, name_col);
+        if (name && strncmp(name, "api#", 4) == 0)
+            id = strtoll(name + 4, NULL, 10);
+    }
+    return xp_ld_api(L, id, NULL, false);
+}
+
+static uint32_t xp_col_u32(sqlite3_stmt *st, int i)
+{
+    int64_t v = sqlite3_column_int64(st, i);
+    return v > 0 && v <= UINT32_MAX ? (uint32_t)v : XP_NONE_ID;
+}
+
+static int xp_ld_sites(struct xp_ld *L)
+{
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, "SELECT id, api, status, device, tid, stream, stack, direction, host_mem, blocking "
+           "FROM call_sites");
+    if (!st)
+        return -1;
+    int rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        if (id < 0 || id > (int64_t)UINT32_MAX)
+            continue; /* not one the ingest made; no row can name it */
+        size_t i = (size_t)id;
+        if (i >= L->n_sites) {
+            if (xp_grow(&L->sites, &cap, i, sizeof *L->sites) != 0) {
+                sqlite3_finalize(st);
+                return xp_ld_oom(L);
+            }
+            memset(L->sites + L->n_sites, 0, (cap - L->n_sites) * sizeof *L->sites);
+            L->n_sites = cap;
+        }
+        int64_t api = xp_ld_api(L, sqlite3_column_int64(st, 1), NULL, false);
+        if (api < 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        int64_t dir = sqlite3_column_int64(st, 7), hm = sqlite3_column_int64(st, 8),
+                bl = sqlite3_column_int64(st, 9);
+        L->sites[i] = (struct xp_site_row){
+            .api = (uint32_t)api,
+            .status = sqlite3_column_int(st, 2),
+            .device = sqlite3_column_int(st, 3),
+            .tid = sqlite3_column_int(st, 4),
+            .stream = (uint64_t)sqlite3_column_int64(st, 5),
+            .stack = xp_col_u32(st, 6),
+            .direction = dir > 0 && dir < XP_DIR_COUNT ? (uint8_t)dir : XP_DIR_UNKNOWN,
+            .host_mem = hm > 0 && hm < XP_HM_COUNT ? (uint8_t)hm : XP_HM_NONE,
+            .blocking = bl > 0 && bl < XP_BL_COUNT ? (uint8_t)bl : XP_BL_UNKNOWN,
+            .valid = true,
+        };
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+static const struct xp_site_row *xp_ld_site(const struct xp_ld *L, int64_t id)
+{
+    static const struct xp_site_row none = {0};
+    return id >= 0 && (size_t)id < L->n_sites && L->sites[id].valid ? &L->sites[id] : &none;
+}
+
+/* Whether table (or view) has column; false also when the table is absent. */
+static bool xp_ld_has_column(struct xp_ld *L, const char *table, const char *column)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", table,
+             column);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return false;
+    bool has = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return has;
+}
+
+/* A capacity hint: the largest rowid of table (one step down its tree). */
+static size_t xp_ld_rows_hint(struct xp_ld *L, const char *table)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM %s", table);
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+    if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        int64_t v = sqlite3_column_int64(st, 0);
+        n = v > 0 && v < (int64_t)1 << 32 ? (size_t)v : 0;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+static int xp_ld_copies(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    /* nvtx_range comes with another branch; stored in copy_rows or, if only
+     * the view has it, read by a second scan of the view in the same order. */
+    bool nvtx_rows = xp_ld_has_column(L, "copy_rows", "nvtx_range");
+    bool nvtx_view = !nvtx_rows && xp_ld_has_column(L, "copies", "nvtx_range");
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, nvtx_rows ? "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
+                       "fp_kind, nvtx_range FROM copy_rows ORDER BY id"
+                     : "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
+                       "fp_kind FROM copy_rows ORDER BY id");
+    if (!st)
+        return -1;
+    size_t cap = xp_ld_rows_hint(L, "copy_rows");
+    if (cap && !(p->copies = malloc(cap * sizeof *p->copies)))
+        cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (xp_grow(&p->copies, &cap, p->n_copies, sizeof *p->copies) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        const struct xp_site_row *s = xp_ld_site(L, sqlite3_column_int64(st, 0));
+        int64_t fk = sqlite3_column_int64(st, 8);
+        struct xp_copy *c = &p->copies[p->n_copies++];
+        *c = (struct xp_copy){
+            .bytes = (uint64_t)sqlite3_column_int64(st, 1),
+            .src = (uint64_t)sqlite3_column_int64(st, 2),
+            .dst = (uint64_t)sqlite3_column_int64(st, 3),
+            .start_ns = sqlite3_column_int64(st, 4),
+            .dur_ns = sqlite3_column_int64(st, 5),
+            .kernel_seq = (uint64_t)sqlite3_column_int64(st, 6),
+            .fingerprint = (uint64_t)sqlite3_column_int64(st, 7),
+            .fp_kind = fk == 1 || fk == 2 ? (uint8_t)fk : 0,
+            .nvtx_range = nvtx_rows ? sqlite3_column_int64(st, 9) : XP_NONE_ID,
+            .stream = s->stream, .stack_id = s->stack, .api = s->api,
+            .status = s->status, .device = s->device, .tid = s->tid,
+            .direction = s->direction, .host_mem = s->host_mem, .blocking = s->blocking,
+            .driver = s->api < p->n_api && L->driver[s->api],
+        };
+        xp_ld_seen(L, c->start_ns + c->dur_ns);
+    }
+    if (xp_ld_done(L, st, rc) != 0 || !nvtx_view)
+        return rc == SQLITE_DONE ? 0 : -1;
+    st = xp_ld_prepare(L, "SELECT nvtx_range FROM copies ORDER BY id");
+    if (!st)
+        return -1;
+    size_t i = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && i < p->n_copies)
+        p->copies[i++].nvtx_range = sqlite3_column_int64(st, 0);
+    return xp_ld_done(L, st, rc == SQLITE_ROW ? SQLITE_DONE : rc);
+}
+
+static int xp_ld_syncs(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(L, "SELECT site, start_ns, dur_ns FROM sync_rows ORDER BY id");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (xp_grow(&p->syncs, &cap, p->n_syncs, sizeof *p->syncs) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        const struct xp_site_row *s = xp_ld_site(L, sqlite3_column_int64(st, 0));
+        struct xp_sync *y = &p->syncs[p->n_syncs++];
+        *y = (struct xp_sync){
+            .start_ns = sqlite3_column_int64(st, 1), .dur_ns = sqlite3_column_int64(st, 2),
+            .stream = s->stream, .stack_id = s->stack, .api = s->api,
+            .status = s->status, .device = s->device, .tid = s->tid,
+        };
+        xp_ld_seen(L, y->start_ns + y->dur_ns);
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+static uint8_t xp_alloc_kind_code(const char *name)
+{
+    for (int k = 1; name && k < XP_AK_COUNT; k++)
+        if (strcmp(name, xp_alloc_kind_name((enum xp_alloc_kind)k)) == 0)
+            return (uint8_t)k;
+    return XP_AK_OTHER;
+}
+
+static int xp_ld_allocs(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, "SELECT a.id, v.api, v.kind, v.device, v.ptr, v.bytes, v.alloc_ns, v.alloc_end_ns, "
+           "v.free_ns, v.alloc_stack_id, v.free_stack_id, v.free_end_ns "
+           "FROM allocations v LEFT JOIN apis a ON a.name = v.api ORDER BY v.id");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t api = xp_ld_view_api(L, st, 0, 1);
+        if (api < 0 || xp_grow(&p->allocs, &cap, p->n_allocs, sizeof *p->allocs) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        bool freed = sqlite3_column_type(st, 8) != SQLITE_NULL;
+        struct xp_alloc *a = &p->allocs[p->n_allocs++];
+        *a = (struct xp_alloc){
+            .api = (uint32_t)api,
+            .kind = xp_alloc_kind_code((const char *)sqlite3_column_text(st, 2)),
+            .device = sqlite3_column_int(st, 3),
+            .ptr = (uint64_t)sqlite3_column_int64(st, 4),
+            .bytes = (uint64_t)sqlite3_column_int64(st, 5),
+            .alloc_ns = sqlite3_column_int64(st, 6),
+            .alloc_end_ns = sqlite3_column_int64(st, 7),
+            .free_ns = freed ? sqlite3_column_int64(st, 8) : -1,
+            .alloc_stack = xp_col_u32(st, 9),
+            .free_stack = xp_col_u32(st, 10),
+        };
+        xp_ld_seen(L, a->alloc_end_ns);
+        if (freed)
+            xp_ld_seen(L, sqlite3_column_int64(st, 11));
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+/* "requested N bytes; device free F of T" (free/total only when measured). */
+static void xp_parse_alloc_detail(struct xp_error *e)
+{
+    unsigned long long req = 0, fr = 0, tot = 0;
+    e->dev_free = e->dev_total = -1;
+    if (!e->detail)
+        return;
+    int n = sscanf(e->detail, "requested %llu bytes; device free %llu of %llu", &req, &fr, &tot);
+    if (n >= 1)
+        e->requested = req;
+    if (n == 3 && fr <= INT64_MAX && tot <= INT64_MAX) {
+        e->dev_free = (int64_t)fr;
+        e->dev_total = (int64_t)tot;
+    }
+}
+
+static int xp_ld_errors(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, "SELECT a.id, v.api, v.status, v.tid, v.start_ns, v.end_ns, v.stack_id, v.detail, "
+           "v.device, v.record FROM errors v LEFT JOIN apis a ON a.name = v.api ORDER BY v.id");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t api = xp_ld_view_api(L, st, 0, 1);
+        if (api < 0 || xp_grow(&p->errors, &cap, p->n_errors, sizeof *p->errors) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        struct xp_error *e = &p->errors[p->n_errors++];
+        *e = (struct xp_error){
+            .api = (uint32_t)api,
+            .status = sqlite3_column_int(st, 2),
+            .tid = sqlite3_column_int(st, 3),
+            .start_ns = sqlite3_column_int64(st, 4),
+            .stack_id = xp_col_u32(st, 6),
+            .detail = xp_col_strdup(st, 7),
+            .device = sqlite3_column_int(st, 8),
+            .dev_free = -1, .dev_total = -1,
+        };
+        const char *record = (const char *)sqlite3_column_text(st, 9);
+        snprintf(e->record, sizeof e->record, "%s", record ? record : "call");
+        if (strcmp(e->record, "alloc") == 0)
+            xp_parse_alloc_detail(e);
+        xp_ld_seen(L, sqlite3_column_int64(st, 5));
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+static int xp_ld_unknown_frees(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, "SELECT a.id, v.api, v.start_ns, v.ptr, v.stack_id, v.kind, v.end_ns "
+           "FROM unknown_frees v LEFT JOIN apis a ON a.name = v.api ORDER BY v.id");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t api = xp_ld_view_api(L, st, 0, 1);
+        if (api < 0 ||
+            xp_grow(&p->unknown_frees, &cap, p->n_unknown_frees, sizeof *p->unknown_frees) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        p->unknown_frees[p->n_unknown_frees++] = (struct xp_unknown_free){
+            .api = (uint32_t)api,
+            .start_ns = sqlite3_column_int64(st, 2),
+            .ptr = (uint64_t)sqlite3_column_int64(st, 3),
+            .stack_id = xp_col_u32(st, 4),
+            .kind = xp_alloc_kind_code((const char *)sqlite3_column_text(st, 5)),
+        };
+        xp_ld_seen(L, sqlite3_column_int64(st, 6));
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+static int xp_ld_memsets(struct xp_ld *L)
+{
+    sqlite3_stmt *st = xp_ld_prepare(L, "SELECT count(*), coalesce(sum(bytes), 0), "
+                                        "max(start_ns + dur_ns) FROM memset_rows");
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        L->p->memsets = (uint64_t)sqlite3_column_int64(st, 0);
+        L->p->memset_bytes = (uint64_t)sqlite3_column_int64(st, 1);
+        xp_ld_seen(L, sqlite3_column_int64(st, 2));
+        rc = SQLITE_DONE;
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+/* nvtx_ranges comes with another branch: read the columns it has, in
+ * whatever order, and leave the rest at their defaults. */
+static int xp_ld_ranges(struct xp_ld *L)
+{
+    static const char *const cols[] = {"id", "parent_id", "start_ns", "end_ns", "name",
+                                       "domain", "tid", "depth", "push"};
+    enum { NCOLS = sizeof cols / sizeof cols[0] };
+    if (!xp_ld_has_column(L, "nvtx_ranges", "id"))
+        return 0;
+    char sql[512] = "SELECT ";
+    for (size_t i = 0; i < NCOLS; i++) {
+        bool has = xp_ld_has_column(L, "nvtx_ranges", cols[i]);
+        size_t n = strlen(sql);
+        snprintf(sql + n, sizeof sql - n, "%s%s", i ? ", " : "", has ? cols[i] : "NULL");
+    }
+    size_t n = strlen(sql);
+    snprintf(sql + n, sizeof sql - n, " FROM nvtx_ranges ORDER BY id");
+    sqlite3_stmt *st = xp_ld_prepare(L, sql);
+    if (!st)
+        return -1;
+    struct xp_process *p = L->p;
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (xp_grow(&p->ranges, &cap, p->n_ranges, sizeof *p->ranges) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        bool open = sqlite3_column_type(st, 3) == SQLITE_NULL;
+        p->ranges[p->n_ranges++] = (struct xp_nvtx_range){
+            .id = sqlite3_column_int64(st, 0),
+            .parent_id = sqlite3_column_int64(st, 1),
+            .start_ns = sqlite3_column_int64(st, 2),
+            .end_ns = open ? -1 : sqlite3_column_int64(st, 3),
+            .name = xp_col_strdup(st, 4),
+            .domain = xp_col_strdup(st, 5),
+            .tid = sqlite3_column_int(st, 6),
+            .depth = sqlite3_column_int(st, 7),
+            .push = sqlite3_column_type(st, 8) == SQLITE_NULL || sqlite3_column_int(st, 8) != 0,
+        };
+    }
+    return xp_ld_done(L, st, rc);
+}
+
+static int64_t xp_meta_int(const char *v, int64_t dflt)
+{
+    if (!v || !*v)
+        return dflt;
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    return errno == 0 && *end == '\0' ? (int64_t)n : dflt;
+}
+
+static int xp_ld_meta(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(L, "SELECT key, value FROM meta");
+    if (!st)
+        return -1;
+    int64_t stack_depth = -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        const char *v = (const char *)sqlite3_column_text(st, 1);
+        if (!k)
+            continue;
+        if (strcmp(k, "pid") == 0)
+            p->pid = xp_meta_int(v, -1);
+        else if (strcmp(k, "ppid") == 0)
+            p->ppid = xp_meta_int(v, -1);
+        else if (strcmp(k, "rank") == 0)
+            p->rank = xp_meta_int(v, -1);
+        else if (strcmp(k, "start_mono_ns") == 0)
+            p->start_mono_ns = xp_meta_int(v, 0);
+        else if (strcmp(k, "exit_status") == 0)
+            p->exit_status = xp_meta_int(v, -1);
+        else if (strcmp(k, "records_lost") == 0)
+            p->records_lost = xp_meta_int(v, 0);
+        else if (strcmp(k, "recovered") == 0)
+            p->recovered = xp_meta_int(v, 0) != 0;
+        else if (strcmp(k, "stack_depth") == 0)
+            stack_depth = xp_meta_int(v, -1);
+        else if (strcmp(k, "hostname") == 0 && !p->hostname)
+            p->hostname = v ? strdup(v) : NULL;
+        else if (strcmp(k, "cmdline") == 0 && !p->cmdline)
+            p->cmdline = v ? strdup(v) : NULL;
+        else if (strcmp(k, "records_lost_reason") == 0 && !p->records_lost_reason)
+            p->records_lost_reason = v ? strdup(v) : NULL;
+    }
+    p->stacks_off = stack_depth == 0;
+    if (xp_ld_done(L, st, rc) != 0)
+        return -1;
+    char label[96];
+    if (p->rank >= 0)
+        snprintf(label, sizeof label, "rank %lld (pid %lld)", (long long)p->rank,
+                 (long long)p->pid);
+    else
+        snprintf(label, sizeof label, "pid %lld", (long long)p->pid);
+    p->label = strdup(label);
+    return p->label ? 0 : xp_ld_oom(L);
+}
+
+/* A file shorter than the page count its header claims lost its end: said
+ * before SQLite reads a page, which may well be the one that is missing.
+ * Returns 0 (not detectably truncated), -1 with err set. */
+static int xp_check_header(const char *path, char *err, size_t errlen)
+{
+    unsigned char h[100];
+    struct stat sb;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s", errno == ENOENT ? "no such database" : strerror(errno));
+        return -1;
+    }
+    size_t n = fread(h, 1, sizeof h, f);
+    int fstat_rc = fstat(fileno(f), &sb);
+    fclose(f);
+    if (n == 0) {
+        snprintf(err, errlen, "not an xferprof database (empty file)");
+        return -1;
+    }
+    if (n < 16 || memcmp(h, "SQLite format 3", 16) != 0) {
+        snprintf(err, errlen, "not an xferprof database");
+        return -1;
+    }
+    if (n < sizeof h || fstat_rc != 0) {
+        snprintf(err, errlen, "database is truncated or corrupt (header cut short)");
+        return -1;
+    }
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    if (page == 1)
+        page = 65536;
+    uint32_t counter = (uint32_t)h[24] << 24 | (uint32_t)h[25] << 16 | (uint32_t)h[26] << 8 | h[27];
+    uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+    uint32_t valid_for = (uint32_t)h[92] << 24 | (uint32_t)h[93] << 16 | (uint32_t)h[94] << 8 | h[95];
+    /* The page count is only kept by SQLite >= 3.7.0, which says so by
+     * setting "version-valid-for" to the change counter. */
+    if (valid_for == counter && pages > 0 && (uint64_t)sb.st_size < (uint64_t)page * pages) {
+        snprintf(err, errlen,
+                 "database is truncated or corrupt (file has %lld bytes, its header says %llu)",
+                 (long long)sb.st_size, (unsigned long long)page * pages);
+        return -1;
+    }
+    return 0;
+}
+
+static int xp_open(const char *path, sqlite3 **out, bool *writable, char *err, size_t errlen)
+{
+    *out = NULL;
+    /* Not writable (a shared results folder, a read-only mount): still
+     * reportable, the symbol cache then stays in memory. */
+    *writable = access(path, W_OK) == 0;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, *writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        xp_load_db_error(db, rc, err, errlen);
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    char why[256] = "";
+    rc = xp_schema_check(db, NULL, why, sizeof why);
+    if (rc != 0) {
+        int code = sqlite3_errcode(db) & 0xff;
+        if (rc == 1)
+            snprintf(err, errlen, "not an xferprof database (no tables)");
+        else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_IOERR)
+            snprintf(err, errlen, "database is truncated or corrupt (%s)", why);
+        else
+            snprintf(err, errlen, "%s", why);
+        sqlite3_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->pid = p->ppid = p->rank = p->exit_status = -1;
+    bool did = false, writable = false;
+    if (xp_pending_ingest(path, &did, err, errlen) != 0 || xp_check_header(path, err, errlen) != 0)
+        return -1;
+    struct xp_ld L = {.p = p, .err = err, .errlen = errlen};
+    if (xp_open(path, &L.db, &writable, err, errlen) != 0)
+        return -1;
+    int rc = -1;
+    if (!(p->db_path = strdup(path))) {
+        xp_ld_oom(&L);
+        goto out;
+    }
+    if (xp_ld_meta(&L) || xp_ld_apis(&L) || xp_ld_sites(&L) || xp_ld_copies(&L) ||
+        xp_ld_syncs(&L) || xp_ld_allocs(&L) || xp_ld_errors(&L) || xp_ld_unknown_frees(&L) ||
+        xp_ld_memsets(&L) || xp_ld_ranges(&L))
+        goto out;
+    if (p->end_mono_ns < p->start_mono_ns)
+        p->end_mono_ns = p->start_mono_ns;
+    if (did && !p->recovered)
+        p->recovered = true;
+    if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0)
+        goto out;
+    rc = 0;
+out:
+    free(L.driver);
+    free(L.sites);
+    sqlite3_close(L.db);
+    if (rc != 0)
+        xp_process_free(p);
+    return rc;
+}
+
+void xp_process_free(struct xp_process *p)
+{
+    for (size_t i = 0; i < p->n_api; i++)
+        free(p->api_names[i]);
+    for (size_t i = 0; i < p->n_errors; i++)
+        free(p->errors[i].detail);
+    for (size_t i = 0; i < p->n_ranges; i++) {
+        free(p->ranges[i].name);
+        free(p->ranges[i].domain);
+    }
+    for (size_t i = 0; i < p->n_notes; i++)
+        free(p->notes[i]);
+    for (size_t i = 0; i < p->n_stacks; i++)
+        free(p->stacks[i].frames);
+    xp_symbols_free(p);
+    free(p->api_names);
+    free(p->copies);
+    free(p->allocs);
+    free(p->syncs);
+    free(p->errors);
+    free(p->unknown_frees);
+    free(p->ranges);
+    free(p->stacks);
+    free(p->notes);
+    free(p->db_path);
+    free(p->label);
+    free(p->hostname);
+    free(p->cmdline);
+    free(p->records_lost_reason);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,36 @@
+/* xp_load.h: reading one run database into the report's model (struct xp_process). */
+#ifndef XP_LOAD_H
+#define XP_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sqlite3.h>
+
+#include "xp_report.h"
+
+/* Reads the database at path into p (zeroed first): ingests a pending
+ * journal (path.xpj) first, checks that the file is an xferprof database this
+ * build reads, loads meta and every table, and symbolizes the stacks
+ * (xp_symbols.c).  Returns 0, or -1 with a one-line reason in err (OUT):
+ * "not an xferprof database", "database schema N is newer than this xferprof
+ * (M)", "database is truncated or corrupt (...)", ...; p is then freed. */
+int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen);
+
+/* Frees what xp_load put in p. */
+void xp_process_free(struct xp_process *p);
+
+/* Adds a note to p (printf-like).  Out of memory drops the note. */
+void xp_process_note(struct xp_process *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The reason for a failed read (rc from sqlite3_step/prepare): damage to the
+ * file (SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_IOERR) reads "database is
+ * truncated or corrupt (<sqlite's message>)". */
+void xp_load_db_error(sqlite3 *db, int rc, char *err, size_t errlen);
+
+/* Makes room for n + 1 elements of size in *arr (capacity *cap, in
+ * elements).  Returns 0, or -1 when out of memory (*arr unchanged). */
+int xp_grow(void *arr, size_t *cap, size_t n, size_t size);
+
+#endif
