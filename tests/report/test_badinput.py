@@ -1,0 +1,83 @@
+"""Bad input and bad usage: each exits 2 with one line on stderr, nothing
+half-written, no crash."""
+import os
+import shutil
+import sqlite3
+
+from rep_common import *  # noqa: F401,F403
+
+args = parse_args()
+d = tmpdir('report-bad')
+good = os.path.join(d, 'good.db')
+record(args, args.prog, good, ['50'])
+
+
+def bad(dbs, options, reason, what):
+    r = report(args, dbs, options)
+    check_one_error_line(r, what)
+    check(reason in r.err, '%s: says %r' % (what, reason), repr(r.err))
+    check_eq(r.out, '', what + ': nothing on stdout')
+
+
+text = os.path.join(d, 'notes.txt')
+with open(text, 'w') as f:
+    f.write('just some text\n' * 100)
+bad([text], [], 'not an xferprof database', 'a text file')
+empty = os.path.join(d, 'empty.db')
+open(empty, 'w').close()
+bad([empty], [], 'not an xferprof database', 'an empty file')
+bad([os.path.join(d, 'missing.db')], [], 'no such database', 'a missing file')
+cut = os.path.join(d, 'cut.db')
+with open(good, 'rb') as f:
+    data = f.read()
+with open(cut, 'wb') as f:
+    f.write(data[:len(data) // 2])
+bad([cut], [], 'truncated or corrupt', 'a database cut in half')
+other = os.path.join(d, 'other.db')
+conn = sqlite3.connect(other)
+conn.execute('CREATE TABLE t(x)')
+conn.commit()
+conn.close()
+bad([other], [], 'not an xferprof database', 'another SQLite database')
+newer = os.path.join(d, 'newer.db')
+shutil.copy2(good, newer)
+conn = sqlite3.connect(newer)
+conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+conn.commit()
+conn.close()
+bad([newer], [], 'schema 99 is newer than this xferprof', 'schema_version 99')
+# A damaged page in the middle: the error comes while reading, not opening.
+mangled = os.path.join(d, 'mangled.db')
+with open(mangled, 'wb') as f:
+    page = int.from_bytes(data[16:18], 'big')
+    mid = (len(data) // page // 2) * page
+    f.write(data[:mid] + b'\xff' * page + data[mid + page:])
+r = report(args, [mangled], ['--format', 'json'])
+if r.rc != 0:
+    check_one_error_line(r, 'a damaged page')
+    check('truncated or corrupt' in r.err, 'a damaged page: corrupt', repr(r.err))
+
+bad([good], ['--frobnicate'], 'unknown option', 'an unknown option')
+bad([good], ['--format'], 'not text, json or markdown', '--format without a value')
+bad([good], ['--format', 'xml'], 'not text, json or markdown', '--format xml')
+bad([good], ['--top', 'x'], '--top', '--top x')
+bad([good], ['--min-severity', 'fatal'], '--min-severity', '--min-severity fatal')
+bad([good], ['--set', 'nonsense'], '--set', '--set without =')
+bad([good], ['-o'], 'needs a file name', '-o without a value')
+bad([], [], 'no database given', 'no database')
+bad([good], ['-o', '/nonexistent/dir/x'], 'cannot write /nonexistent/dir/x', '-o into a missing folder')
+check(not os.path.exists('/nonexistent/dir'), 'nothing created')
+# A failed load leaves no -o file behind, and an existing one untouched.
+out = os.path.join(d, 'keep.json')
+with open(out, 'w') as f:
+    f.write('old')
+bad([good, text], ['-o', out], 'not an xferprof database', 'a bad second database with -o')
+with open(out) as f:
+    check_eq(f.read(), 'old', 'the old -o file is untouched')
+check_eq(sorted(os.listdir(d)), sorted(['good.db', 'notes.txt', 'empty.db', 'cut.db', 'other.db',
+                                        'newer.db', 'mangled.db', 'keep.json']),
+         'no temporary files left')
+r = report(args, [good], ['--help'])
+check_eq(r.rc, 0, '--help')
+check('Usage: xferprof report' in r.out, '--help prints the usage')
+finish()
