@@ -422,8 +422,20 @@ static int xp_load_one(const char *path, struct xp_process *p, char *err, size_t
         }
     }
     sqlite3 *db;
-    if (xp_db_open_readonly(path, &db, err, errlen) != 0)
+    if (xp_db_open_readonly(path, &db, err, errlen) != 0) {
+        /* The report's wording for sqlite's own complaints about a file. */
+        size_t pl = strlen(path);
+        const char *why = strncmp(err, path, pl) == 0 && strncmp(err + pl, ": ", 2) == 0
+                              ? err + pl + 2 : NULL;
+        if (why && strncmp(why, "no such database", 16) != 0 &&
+            strncmp(why, "not an xferprof database", 24) != 0 &&
+            strncmp(why, "database schema", 15) != 0) {
+            char sq[512];
+            snprintf(sq, sizeof sq, "%s", why);
+            snprintf(err, errlen, "%s: database is truncated or corrupt (%s)", path, sq);
+        }
         return -1;
+    }
     int rc = -1;
     if (!(p->db_path = strdup(path)))
         goto out;

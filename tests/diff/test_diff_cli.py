@@ -45,6 +45,10 @@ junk = os.path.join(d, 'junk.db')
 with open(junk, 'w') as f:
     f.write('not sqlite at all, just text that is long enough to not be empty\n' * 20)
 expect_usage(xdiff(junk, new), 'not a database', junk + ':')
+trunc = os.path.join(d, 'trunc.db')
+with open(base, 'rb') as f, open(trunc, 'wb') as g:
+    g.write(f.read()[:os.path.getsize(base) // 2])
+expect_usage(xdiff(base, trunc), 'truncated database', trunc + ': database is truncated or corrupt')
 empty_dir = os.path.join(d, 'empty')
 os.mkdir(empty_dir)
 expect_usage(xdiff(empty_dir, new), 'directory without databases', 'no databases')
@@ -63,7 +67,7 @@ check_eq(r.out, '', '-o: nothing on stdout')
 with open(out) as f:
     doc = json.load(f)
 check_eq(doc['format'], 'xferprof-diff', '-o file holds the JSON')
-check_eq(sorted(os.listdir(d)), ['empty', 'junk.db', 'out.json'], 'no temporary file left')
+check_eq(sorted(os.listdir(d)), ['empty', 'junk.db', 'out.json', 'trunc.db'], 'no temporary file left')
 bad_out = os.path.join(d, 'no-such-dir', 'out.json')
 expect_usage(xdiff(base, new, '-o', bad_out), 'unwritable -o', 'cannot write ' + bad_out)
 
