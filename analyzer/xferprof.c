@@ -12,6 +12,7 @@ static const struct {
     {"run", xp_command_run, "run a program under the profiler"},
     {"recover", xp_command_recover, "finish the databases of processes that died while profiled"},
     {"report", xp_command_report, "report on run databases: totals, call sites, findings"},
+    {"diff", xp_command_diff, "compare two runs call site by call site"},
 };
 #define XP_NCOMMANDS (sizeof xp_commands / sizeof xp_commands[0])
 

@@ -12,5 +12,6 @@
 int xp_command_run(int argc, char **argv);
 int xp_command_recover(int argc, char **argv);
 int xp_command_report(int argc, char **argv);
+int xp_command_diff(int argc, char **argv);
 
 #endif

@@ -1,0 +1,328 @@
+/* cmd_diff.c: `xferprof diff BASE NEW`, comparing two runs call site by call site (docs/diff.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xp_commands.h"
+#include "xp_diff.h"
+#include "xp_diff_load.h"
+
+enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN };
+
+static void xp_diff_usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: xferprof diff BASE NEW [--format text|json|markdown] [-o FILE]\n"
+            "                     [--threshold PCT] [--fail-on regression|any]\n"
+            "                     [--by site|function|nvtx]\n"
+            "\n"
+            "Compares two runs call site by call site. BASE and NEW are each a database,\n"
+            "a comma-separated list of databases, or a directory (its *.db files): the\n"
+            "processes of one job, paired by rank when all have one, else in order.\n"
+            "\n"
+            "  --format FMT      text (default), json (stable, docs/diff.md) or markdown\n"
+            "  -o FILE           write to FILE (replaced whole, never half-written)\n"
+            "  --threshold PCT   a change counts past PCT%% of bytes or blocked time, and\n"
+            "                    past 64 KiB or 1 ms (default 10)\n"
+            "  --fail-on WHAT    exit 1 on a regression, or on any change\n"
+            "  --by KEY          site (every frame, default), function (innermost\n"
+            "                    function) or nvtx (innermost range, per instance)\n"
+            "\n"
+            "Exit status: 0; 1 with --fail-on when it applies; 2 on bad usage or input.\n");
+}
+
+static int xp_diff_bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int xp_diff_bad_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "xferprof diff: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'xferprof diff --help')\n");
+    return 2;
+}
+
+/* A growable list of owned paths. */
+struct xp_paths {
+    char **v;
+    size_t n, cap;
+};
+
+static int xp_paths_add(struct xp_paths *p, const char *s, size_t len)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 8;
+        char **g = realloc(p->v, cap * sizeof *g);
+        if (!g)
+            return -1;
+        p->v = g;
+        p->cap = cap;
+    }
+    char *c = strndup(s, len);
+    if (!c)
+        return -1;
+    p->v[p->n++] = c;
+    return 0;
+}
+
+static void xp_paths_free(struct xp_paths *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->v[i]);
+    free(p->v);
+    *p = (struct xp_paths){0};
+}
+
+static int xp_strptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool xp_is_db_name(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 3 && strcmp(name + n - 3, ".db") == 0;
+}
+
+/* A directory's *.db files, sorted (so that "by order" pairing is stable). */
+static int xp_expand_dir(const char *dir, struct xp_paths *out, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t first = out->n;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (!xp_is_db_name(e->d_name))
+            continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            rc = -1;
+            break;
+        }
+        snprintf(path, len, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            rc = xp_paths_add(out, path, strlen(path));
+        free(path);
+    }
+    closedir(d);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (out->n == first) {
+        snprintf(err, errlen, "%s: no databases (*.db) in this directory", dir);
+        return -1;
+    }
+    qsort(out->v + first, out->n - first, sizeof *out->v, xp_strptr_cmp);
+    return 0;
+}
+
+/* BASE or NEW: a database, a comma-separated list, or a directory. */
+static int xp_expand_side(const char *arg, struct xp_paths *out, char *err, size_t errlen)
+{
+    const char *p = arg;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len > 0) {
+            char *one = strndup(p, len);
+            struct stat sb;
+            if (!one) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            int rc = stat(one, &sb) == 0 && S_ISDIR(sb.st_mode)
+                         ? xp_expand_dir(one, out, err, errlen)
+                         : xp_paths_add(out, one, len);
+            if (rc != 0 && !err[0])
+                snprintf(err, errlen, "out of memory");
+            free(one);
+            if (rc != 0)
+                return -1;
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (out->n == 0) {
+        snprintf(err, errlen, "'%s': no database given", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static int xp_render(FILE *f, enum xp_diff_format fmt, const struct xp_diff *d,
+                     const struct xp_diff_inputs *in, bool color)
+{
+    switch (fmt) {
+    case XP_FMT_JSON: return xp_render_diff_json(f, d, in);
+    case XP_FMT_MARKDOWN: return xp_render_diff_md(f, d, in);
+    default: return xp_render_diff_text(f, d, in, color);
+    }
+}
+
+/* Writes to FILE through a temporary file in the same folder and a rename,
+ * so that a reader (CI, a dashboard) never sees half a document. */
+static int xp_write_atomic(const char *path, enum xp_diff_format fmt, const struct xp_diff *d,
+                           const struct xp_diff_inputs *in)
+{
+    size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
+    char *tmp = malloc(len);
+    if (!tmp) {
+        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", path, strerror(ENOMEM));
+        return 2;
+    }
+    snprintf(tmp, len, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int err = 0;
+    if (!f) {
+        err = errno;
+        if (fd >= 0)
+            close(fd);
+    } else {
+        /* mkstemp makes 0600; a report is as readable as any file the user makes. */
+        mode_t um = umask(0);
+        umask(um);
+        (void)fchmod(fd, 0666 & ~um);
+        if (xp_render(f, fmt, d, in, false) != 0)
+            err = errno ? errno : EIO;
+        if (fclose(f) != 0 && !err)
+            err = errno;
+        if (!err && rename(tmp, path) != 0)
+            err = errno;
+    }
+    if (err) {
+        if (fd >= 0)
+            unlink(tmp);
+        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", path, strerror(err));
+    }
+    free(tmp);
+    return err ? 2 : 0;
+}
+
+/* The value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL when
+ * argv[*i] is not this option.  *missing is set when the value is absent. */
+static const char *xp_opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int xp_command_diff(int argc, char **argv)
+{
+    struct xp_diff_options opt;
+    enum xp_diff_format fmt = XP_FMT_TEXT;
+    const char *out_path = NULL, *sides[2] = {NULL, NULL};
+    size_t nsides = 0;
+    bool only_args = false;
+
+    xp_diff_options_default(&opt);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (only_args || a[0] != '-' || a[1] == '\0') {
+            if (nsides == 2)
+                return xp_diff_bad_usage("unexpected argument '%s'", a);
+            sides[nsides++] = a;
+        } else if (strcmp(a, "--") == 0) {
+            only_args = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            xp_diff_usage(stdout);
+            return 0;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--format", &missing))) {
+            if (strcmp(v, "text") == 0)
+                fmt = XP_FMT_TEXT;
+            else if (strcmp(v, "json") == 0)
+                fmt = XP_FMT_JSON;
+            else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
+                fmt = XP_FMT_MARKDOWN;
+            else
+                return xp_diff_bad_usage("--format: '%s' is not text, json or markdown", v);
+        } else if ((v = xp_opt_value(argc, argv, &i, "-o", &missing)) ||
+                   (v = xp_opt_value(argc, argv, &i, "--output", &missing))) {
+            if (!*v)
+                return xp_diff_bad_usage("-o: empty file name");
+            out_path = v;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--threshold", &missing))) {
+            char *end;
+            errno = 0;
+            double t = strtod(v, &end);
+            if (end == v || *end || errno || !isfinite(t) || t < 0)
+                return xp_diff_bad_usage("--threshold: '%s' is not a percentage (a number >= 0)", v);
+            opt.threshold_pct = t;
+        } else if ((v = xp_opt_value(argc, argv, &i, "--fail-on", &missing))) {
+            if (xp_diff_fail_on_parse(v, &opt.fail_on) != 0)
+                return xp_diff_bad_usage("--fail-on: '%s' is not regression or any", v);
+        } else if ((v = xp_opt_value(argc, argv, &i, "--by", &missing))) {
+            if (xp_diff_by_parse(v, &opt.by) != 0)
+                return xp_diff_bad_usage("--by: '%s' is not site, function or nvtx", v);
+        } else if (missing) {
+            return xp_diff_bad_usage("option '%s' needs a value", a);
+        } else {
+            return xp_diff_bad_usage("unknown option '%s'", a);
+        }
+    }
+    if (nsides != 2)
+        return xp_diff_bad_usage("two runs needed (usage: xferprof diff BASE NEW)");
+
+    struct xp_paths paths[2] = {{0}, {0}};
+    struct xp_report rep[2] = {{0}, {0}};
+    struct xp_diff d = {0};
+    char err[1024] = "";
+    int rc = 2;
+    for (int s = 0; s < 2; s++) {
+        if (xp_expand_side(sides[s], &paths[s], err, sizeof err) != 0 ||
+            xp_diff_load_side(paths[s].v, paths[s].n, &rep[s], err, sizeof err) != 0) {
+            fprintf(stderr, "xferprof diff: %s\n", err);
+            goto out;
+        }
+    }
+    if (xp_diff_compute(&rep[0], &rep[1], &opt, &d) != 0) {
+        fprintf(stderr, "xferprof diff: out of memory\n");
+        goto out;
+    }
+    struct xp_diff_inputs in = {paths[0].v, paths[0].n, paths[1].v, paths[1].n};
+    if (out_path) {
+        rc = xp_write_atomic(out_path, fmt, &d, &in);
+    } else {
+        const char *nc = getenv("NO_COLOR");
+        bool color = fmt == XP_FMT_TEXT && isatty(STDOUT_FILENO) && !(nc && *nc);
+        rc = xp_render(stdout, fmt, &d, &in, color) == 0 ? 0 : 2;
+        if (rc)
+            fprintf(stderr, "xferprof diff: cannot write the output: %s\n", strerror(errno));
+    }
+    if (rc == 0)
+        rc = d.exit_status;
+out:
+    xp_diff_free(&d);
+    for (int s = 0; s < 2; s++) {
+        xp_diff_free_side(&rep[s]);
+        xp_paths_free(&paths[s]);
+    }
+    return rc;
+}
