@@ -28,11 +28,11 @@ uint64_t xp_nvtx_intern(const char *s, size_t len);
  * UTF-8 character boundary when longer.  s may be NULL (0). */
 size_t xp_nvtx_cut(const char *s);
 
-/* Converts the wide string w to UTF-8 in out (out_size bytes, at least 8),
- * stopping before a character that would not fit or after max bytes; code
- * points that are not Unicode scalar values become U+FFFD.  Locale
- * independent (wcstombs depends on the program's locale).  Returns the bytes
- * written, without a NUL (which is not written). */
+/* Converts the wide string w (may be NULL) to UTF-8 in out (out_size bytes),
+ * stopping before the first character that would not fit; code points that
+ * are not Unicode scalar values become U+FFFD.  Locale independent (wcstombs
+ * depends on the program's locale).  Returns the bytes written; no NUL is
+ * written. */
 size_t xp_nvtx_from_wide(const wchar_t *w, char *out, size_t out_size);
 
 /* The NVTX operations, with NVTX's return values.  domain and name are
