@@ -66,6 +66,9 @@ static void xp_run_usage(FILE *f)
             "                        this xferprof)\n"
             "  XFERPROF_SIM_DIR      the simulator's folder for --sim (same default)\n"
             "  XFERPROF_SIM_*        the simulator's settings (docs/simulator.md)\n"
+            "  NVTX_INJECTION64_PATH set by xferprof run to the preload, which records NVTX\n"
+            "                        ranges; one set to another tool is kept (with a\n"
+            "                        warning), and then ranges are not recorded\n"
             "\n"
             "Exit status: CMD's; 126 or 127 if CMD cannot be run; 2 for bad options;\n"
             "%d if the profiler cannot be set up.\n",
@@ -111,6 +114,26 @@ static void xp_forward(int sig, siginfo_t *info, void *ctx)
 }
 
 /* ---- small helpers ------------------------------------------------------ */
+
+/* NVTX ranges (issue 4): a program's first NVTX call loads the library
+ * NVTX_INJECTION64_PATH names; the preload is that library
+ * (InitializeInjectionNvtx2).  A user's own tool there is kept (NVTX loads
+ * one only), with a warning that ranges are not recorded.  Returns 0 or -1
+ * (setenv failed). */
+static int xp_set_nvtx_injection(const char *preload, bool quiet)
+{
+    const char *old = getenv("NVTX_INJECTION64_PATH");
+    if (old && *old) {
+        char real[PATH_MAX];
+        if (!realpath(old, real) || strcmp(real, preload) != 0) {
+            if (!quiet)
+                fprintf(stderr, "xferprof: NVTX_INJECTION64_PATH is set to '%s': NVTX ranges "
+                                "will not be recorded\n", old);
+            return 0;
+        }
+    }
+    return setenv("NVTX_INJECTION64_PATH", preload, 1);
+}
 
 /* Puts value first in the ':'-separated list in environment variable var
  * (value alone when var is unset or empty: an empty LD_LIBRARY_PATH element
@@ -690,6 +713,7 @@ int xp_command_run(int argc, char **argv)
     if (mfd < 0)
         return XP_RUN_FAILED;
     if (setenv("XFERPROF_MANIFEST", manifest, 1) != 0 || xp_prepend_env("LD_PRELOAD", preload) != 0 ||
+        xp_set_nvtx_injection(preload, cfg.quiet) != 0 ||
         (o.sim && xp_prepend_env("LD_LIBRARY_PATH", simdir) != 0)) {
         fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
         close(mfd);

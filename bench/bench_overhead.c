@@ -16,7 +16,11 @@
  *   bench_overhead unwind N [FRAMES]
  *       no CUDA: prints "ns_per_walk X frames F", the cost of one
  *       unw_backtrace (libunwind, per-thread caching, as the preload calls
- *       it) from FRAMES nested frames */
+ *       it) from FRAMES nested frames
+ *   bench_overhead nvtx N [REPS]
+ *       no CUDA: prints "ns_per_pair X", the best of REPS runs of N
+ *       nvtxRangePushA + nvtxRangePop pairs (NVTX3's header-only API; under
+ *       xferprof run the preload is NVTX's injection and records them) */
 #include <cuda_runtime_api.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -28,6 +32,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <nvtx3/nvToolsExt.h>
 
 #define BATCH 1000
 
@@ -107,13 +113,39 @@ __attribute__((noinline)) static int nest(job *j, int frames)
     return 1;
 }
 
+/* Best ns per push+pop pair over reps runs of n pairs. */
+static double nvtx_pairs(long n, int reps)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        uint64_t t0 = now_ns();
+        for (long i = 0; i < n; i++) {
+            nvtxRangePushA("bench range");
+            nvtxRangePop();
+        }
+        double per = (double)(now_ns() - t0) / (double)n;
+        if (per < best)
+            best = per;
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "kill") != 0 &&
-                     strcmp(argv[1], "unwind") != 0)) {
+                     strcmp(argv[1], "unwind") != 0 && strcmp(argv[1], "nvtx") != 0)) {
         fprintf(stderr, "usage: bench_overhead time N [REPS [FRAMES [BYTES]]] | kill N | "
-                        "unwind N [FRAMES]\n");
+                        "unwind N [FRAMES] | nvtx N [REPS]\n");
         return 2;
+    }
+    if (strcmp(argv[1], "nvtx") == 0) {
+        long n = strtol(argv[2], NULL, 10);
+        int reps = argc > 3 ? atoi(argv[3]) : 5;
+        if (n <= 0 || reps <= 0)
+            return 2;
+        nvtx_pairs(n / 10 + 1, 1);   /* warm-up: NVTX's initialization, first touch */
+        printf("ns_per_pair %.1f\n", nvtx_pairs(n, reps));
+        return 0;
     }
     if (strcmp(argv[1], "unwind") == 0) {
         long n = strtol(argv[2], NULL, 10);

@@ -22,6 +22,10 @@
 #    calls and SIGKILLs itself; a copy of its journal, alone, is then
 #    ingested by `xferprof recover`, timed: records per second.
 # 4. database bytes per copy: the recovered database's size / its copies.
+# 5. an NVTX push+pop pair (nvtxRangePushA + nvtxRangePop, NVTX3 header-only):
+#    without the preload (NVTX without a tool) and under `xferprof run` (the
+#    preload as NVTX's injection, recording both), best of ROUNDS x 5 runs
+#    of CALLS pairs, on the stub runtime.
 set -eu
 
 if [ $# -lt 5 ]; then
@@ -128,4 +132,19 @@ awk -v n="$records" -v ns="$((t1 - t0))" -v j="$jbytes" 'BEGIN {
 }'
 awk -v s="$dbbytes" -v c="$copies" 'BEGIN {
     printf "database: %d bytes / %d copies = %.1f bytes per copy  (budget 64: %s)\n", s, c, s / c, (s / c < 64 ? "met" : "MISSED")
+}'
+
+# NVTX ranges: a push+pop pair, without and with the preload, interleaved.
+pairs() { awk '/^ns_per_pair/ { print $2 }'; }
+: >"$tmp/nvtx-base" && : >"$tmp/nvtx-xp"
+r=1
+while [ $r -le "$ROUNDS" ]; do
+    LD_LIBRARY_PATH=$STUB "$BENCH" nvtx "$CALLS" 5 | pairs >>"$tmp/nvtx-base"
+    LD_LIBRARY_PATH=$STUB "$XP" run --quiet -o "$tmp/nvtx.db" -- "$BENCH" nvtx "$CALLS" 5 |
+        pairs >>"$tmp/nvtx-xp"
+    r=$((r + 1))
+done
+ranges=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM nvtx_ranges").fetchone()[0])' "$tmp/nvtx.db")
+awk -v b="$(min <"$tmp/nvtx-base")" -v x="$(min <"$tmp/nvtx-xp")" -v n="$ranges" 'BEGIN {
+    printf "NVTX push+pop pair: %.1f ns without the preload (no tool), %.1f ns under xferprof run: added %.1f ns (%d ranges recorded in the last run)\n", b, x, x - b, n
 }'

@@ -14,9 +14,15 @@ hidden already (-fvisibility=hidden), and hooks/check_exports.py checks the
 result.  The driver names are listed in a comment, and must not collide with
 a runtime name.
 
+Other names (--unversioned): entry points of our own that are not hooks,
+such as NVTX's InitializeInjectionNvtx2 (hooks/xp_nvtx_hooks.c), which
+NVTX looks up with a plain dlsym: global and unversioned like the driver
+hooks, and listed in the same comment.
+
 Table entries are lines starting with an X-macro form, XP_FORM(name, ...).
 
 usage: gen_version_script.py OUT.map --runtime A.def... [--driver B.def...]
+                             [--unversioned NAME...]
 """
 import re
 import sys
@@ -32,7 +38,7 @@ def names(path):
 
 
 def parse_args(argv):
-    out, groups, current = None, {'--runtime': [], '--driver': []}, None
+    out, groups, current = None, {'--runtime': [], '--driver': [], '--unversioned': []}, None
     for a in argv:
         if a in groups:
             current = a
@@ -44,13 +50,13 @@ def parse_args(argv):
             groups[current].append(a)
     if out is None or not groups['--runtime']:
         sys.exit(__doc__)
-    return out, groups['--runtime'], groups['--driver']
+    return out, groups['--runtime'], groups['--driver'], groups['--unversioned']
 
 
 def main():
-    out, runtime_defs, driver_defs = parse_args(sys.argv[1:])
+    out, runtime_defs, driver_defs, unversioned = parse_args(sys.argv[1:])
     runtime = [n for d in runtime_defs for n in names(d)]
-    driver = [n for d in driver_defs for n in names(d)]
+    driver = [n for d in driver_defs for n in names(d)] + unversioned
     for kind, lst in (('runtime', runtime), ('driver', driver)):
         dup = sorted({n for n in lst if lst.count(n) > 1})
         if dup:

@@ -29,6 +29,7 @@
 #include "xp_ingest.h"
 #include "xp_journal.h"
 #include "xp_modules.h"
+#include "xp_nvtx.h"
 #include "xp_registry.h"
 #include "xp_stack.h"
 
@@ -361,6 +362,22 @@ bool xp_engine_ready(void)
     return s == ST_ON;
 }
 
+xp_journal *xp_engine_journal(void)
+{
+    return xp_engine_ready() ? S.journal : NULL;
+}
+
+uint32_t xp_engine_tid(void)
+{
+    return my_tid();
+}
+
+void xp_engine_meta(const char *key, const char *value)
+{
+    if (xp_engine_ready())
+        put_meta(key, value);
+}
+
 /* Whether the first recorded driver call has been looked at
  * (xp_note_driver_call); per session, so reset in a forked child. */
 static _Atomic bool driver_call_noted;
@@ -379,6 +396,7 @@ static void on_fork_child(void)
         xp_stack_reset();
         xp_modules_reset();
     }
+    xp_nvtx_after_fork();
     cached_tid = 0;
     atomic_store(&driver_call_noted, false);
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
@@ -724,6 +742,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     r->host_mem = host_mem;
     r->blocking = blocking;
     r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
+    r->nvtx_range = xp_nvtx_top;
     xp_journal_commit(r);
 }
 
@@ -781,6 +800,7 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
     if (r == NULL)
         return;
     r->stream = handle;
+    r->nvtx_range = xp_nvtx_top;
     xp_journal_commit(r);
 }
 
@@ -820,6 +840,7 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
     r->value = value;
     r->host_mem = host_mem;
     r->blocking = blocking;
+    r->nvtx_range = xp_nvtx_top;
     xp_journal_commit(r);
 }
 

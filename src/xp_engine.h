@@ -116,6 +116,13 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status);
 /* Any other hooked call: recorded only when it failed. */
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status);
 
+/* For other writers in the engine (xp_nvtx.c): the session's journal,
+ * starting the session on first use (NULL when the profiler is off,
+ * disabled or stopping); the calling thread's id; a meta key/value. */
+xp_journal *xp_engine_journal(void);
+uint32_t xp_engine_tid(void);
+void xp_engine_meta(const char *key, const char *value);
+
 /* The driver's cuMemGetInfo_v2 for the current context (no runtime state
  * touched): 0 on success. */
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);

@@ -26,7 +26,8 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT" */
-#define XP_JOURNAL_VERSION 2     /* 2: copy records grew fingerprint and kernel_seq; MEMSET */
+#define XP_JOURNAL_VERSION 3     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+                                    3: copy, memset and sync records grew nvtx_range; NVTX, NAME */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
@@ -65,6 +66,8 @@ typedef enum xp_rec_type {
     XP_REC_SYNC = 7,
     XP_REC_CALL = 8,          /* any other hooked call; recorded only when it failed */
     XP_REC_MEMSET = 9,        /* since version 2 */
+    XP_REC_NVTX = 10,         /* an NVTX range pushed, popped, started or ended (version 3) */
+    XP_REC_NAME = 11,         /* an interned NVTX name: written once per distinct name (version 3) */
 } xp_rec_type;
 
 typedef struct xp_rec_header {
@@ -130,11 +133,16 @@ typedef struct xp_rec_copy {
     /* Version 2 (a version 1 record ends here, XP_REC_COPY_V1_SIZE bytes). */
     uint64_t fingerprint;     /* content hash, meaningful when fingerprint_kind != NONE */
     uint64_t kernel_seq;      /* successful kernel launches on `device` so far (per process) */
+    /* Version 3 (a version 2 record ends here, XP_REC_COPY_V2_SIZE bytes). */
+    uint64_t nvtx_range;      /* innermost NVTX push range open on the calling thread, 0 none */
 } xp_rec_copy;
 #define XP_REC_COPY_V1_SIZE 88u
+#define XP_REC_COPY_V2_SIZE 104u
 _Static_assert(offsetof(xp_rec_copy, fingerprint) == XP_REC_COPY_V1_SIZE,
                "a version 1 copy record is the first 88 bytes of a version 2 one");
-_Static_assert(sizeof(xp_rec_copy) == 104, "copy record is 104 bytes");
+_Static_assert(offsetof(xp_rec_copy, nvtx_range) == XP_REC_COPY_V2_SIZE,
+               "a version 2 copy record is the first 104 bytes of a version 3 one");
+_Static_assert(sizeof(xp_rec_copy) == 112, "copy record is 112 bytes");
 
 /* A memset (cudaMemset*): device memory, or pinned/managed host memory,
  * set to a byte value.  Not a copy: nothing crosses between host and device. */
@@ -148,8 +156,13 @@ typedef struct xp_rec_memset {
     uint8_t host_mem;         /* xp_host_mem of the target: NONE for device memory */
     uint8_t blocking;         /* xp_blocking */
     uint8_t reserved[2];
+    /* Version 3 (a version 2 record ends here, XP_REC_MEMSET_V2_SIZE bytes). */
+    uint64_t nvtx_range;      /* as in xp_rec_copy */
 } xp_rec_memset;
-_Static_assert(sizeof(xp_rec_memset) == 88, "memset record is 88 bytes");
+#define XP_REC_MEMSET_V2_SIZE 88u
+_Static_assert(offsetof(xp_rec_memset, nvtx_range) == XP_REC_MEMSET_V2_SIZE,
+               "a version 2 memset record is the first 88 bytes of a version 3 one");
+_Static_assert(sizeof(xp_rec_memset) == 96, "memset record is 96 bytes");
 
 typedef enum xp_alloc_kind {
     XP_ALLOC_DEVICE = 1, XP_ALLOC_PINNED = 2, XP_ALLOC_REGISTERED = 3, XP_ALLOC_MANAGED = 4,
@@ -184,8 +197,13 @@ _Static_assert(sizeof(xp_rec_free) == 72, "free record is 72 bytes");
 typedef struct xp_rec_sync {
     xp_call c;
     uint64_t stream;          /* stream or event handle; 0 for device-wide */
+    /* Version 3 (a version 1 or 2 record ends here, XP_REC_SYNC_V2_SIZE bytes). */
+    uint64_t nvtx_range;      /* as in xp_rec_copy */
 } xp_rec_sync;
-_Static_assert(sizeof(xp_rec_sync) == 56, "sync record is 56 bytes");
+#define XP_REC_SYNC_V2_SIZE 56u
+_Static_assert(offsetof(xp_rec_sync, nvtx_range) == XP_REC_SYNC_V2_SIZE,
+               "a version 2 sync record is the first 56 bytes of a version 3 one");
+_Static_assert(sizeof(xp_rec_sync) == 64, "sync record is 64 bytes");
 
 /* A failed call of a hooked API that has no record type of its own. */
 typedef struct xp_rec_call {
@@ -224,6 +242,44 @@ typedef struct xp_rec_meta {
     /* char key[key_len + 1]; char value[value_len + 1] */
 } xp_rec_meta;
 _Static_assert(sizeof(xp_rec_meta) == 24, "meta record header is 24 bytes");
+
+/* NVTX ranges (hooks/xp_nvtx_hooks.c, src/xp_nvtx.c).  Range ids are the
+ * process's own numbers from 1, shared by push/pop and start/end ranges (a
+ * start returns its id to the program, which NVTX wants unique and nonzero).
+ * Names and domain names are interned: a NAME record per distinct string,
+ * keyed by its XXH3-64 hash, which NVTX records then carry. */
+typedef enum xp_nvtx_op {
+    XP_NVTX_PUSH = 1,         /* nvtx[Domain]RangePush*: opens range_id on this thread */
+    XP_NVTX_POP = 2,          /* nvtx[Domain]RangePop: closes range_id (this thread's) */
+    XP_NVTX_START = 3,        /* nvtx[Domain]RangeStart*: opens range_id, not thread-bound */
+    XP_NVTX_END = 4,          /* nvtx[Domain]RangeEnd: closes range_id, from any thread */
+} xp_nvtx_op;
+
+/* Names longer than this many bytes are cut (at a UTF-8 character boundary)
+ * before they are hashed and stored. */
+#define XP_NVTX_NAME_MAX 512u
+
+typedef struct xp_rec_nvtx {
+    xp_rec_header h;          /* tid: the thread that made the call */
+    uint64_t time_ns;         /* CLOCK_MONOTONIC at the call, as copies' start_ns */
+    uint64_t range_id;        /* the range opened or closed, never 0 */
+    uint64_t parent_id;       /* PUSH: the innermost push range open on the thread before it, 0 none */
+    uint64_t name;            /* PUSH/START: NAME hash of the message, 0 none */
+    uint64_t domain;          /* NAME hash of the domain's name, 0 the default domain */
+    int32_t depth;            /* PUSH/POP: the level NVTX returned (0-based, per domain) */
+    uint8_t op;               /* xp_nvtx_op */
+    uint8_t reserved[3];
+} xp_rec_nvtx;
+_Static_assert(sizeof(xp_rec_nvtx) == 64, "nvtx record is 64 bytes");
+
+typedef struct xp_rec_name {
+    xp_rec_header h;
+    uint64_t hash;            /* XXH3-64 of the len bytes (never 0) */
+    uint32_t len;             /* bytes, without the NUL; at most XP_NVTX_NAME_MAX */
+    uint32_t reserved;
+    /* char name[len + 1] */
+} xp_rec_name;
+_Static_assert(sizeof(xp_rec_name) == 32, "name record header is 32 bytes");
 
 static inline uint32_t xp_record_size(size_t payload)
 {

@@ -41,7 +41,7 @@
  * an insert's cost is the statement's own (cursors opened and closed, the
  * last rowid looked up), not the row's. */
 #define XP_ROW_BATCH 32
-#define XP_ROW_COLS 9             /* the most columns of a buffered row (copies) */
+#define XP_ROW_COLS 10            /* the most columns of a buffered row (copies) */
 
 /* What call_sites interns: everything about a call that tends to repeat. */
 typedef struct site_key {
@@ -68,6 +68,7 @@ enum {
     S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
+    S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
     S_COUNT
 };
@@ -78,10 +79,10 @@ static const char *const sql_text[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
     [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns, kernel_seq, "
-               "fingerprint, fp_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns) VALUES (?1, ?2, ?3)",
+               "fingerprint, fp_kind, nvtx_range) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns, "
+                 "nvtx_range) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns, nvtx_range) VALUES (?1, ?2, ?3, ?4)",
     [S_SITE_FIND] = "SELECT id FROM call_sites WHERE api = ?1 AND status = ?2 AND device = ?3 "
                     "AND tid = ?4 AND stream = ?5 AND stack IS ?6 AND direction = ?7 "
                     "AND host_mem = ?8 AND blocking = ?9 AND kind = ?10",
@@ -119,6 +120,10 @@ static const char *const sql_text[S_COUNT] = {
                       "VALUES (1, ?1, ?2, ?3)",
     [S_JOURNAL_TORN] = "UPDATE journal SET torn = ?1 WHERE id = 1",
     [S_META_DEFAULT] = "INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)",
+    [S_NVTX_NAME] = "INSERT OR IGNORE INTO nvtx_names(hash, name) VALUES (?1, ?2)",
+    [S_NVTX_RANGE] = "INSERT OR IGNORE INTO nvtx_range_rows(id, kind, name, domain, tid, "
+                     "start_ns, depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_NVTX_END] = "INSERT OR IGNORE INTO nvtx_end_rows(range_id, tid, end_ns) VALUES (?1, ?2, ?3)",
 };
 
 /* Rows waiting for a multi-row insert; always flushed before a commit. */
@@ -360,7 +365,7 @@ static int xp_commit(xp_ingest *ig)
     }
     if (ig->lost_duplicate) {
         snprintf(reason, sizeof reason,
-                 "%" PRIu64 " record(s) skipped: allocation or free already stored",
+                 "%" PRIu64 " record(s) skipped: allocation, free or NVTX range already stored",
                  ig->lost_duplicate);
         if (xp_lost_in_txn(ig, ig->lost_duplicate, reason) != 0)
             goto fail;
@@ -578,6 +583,72 @@ static sqlite3_int64 xp_site_ref(xp_ingest *ig, const site_key *k)
     return id;
 }
 
+/* ---- NVTX (issue 4) ------------------------------------------------------- */
+
+/* Binds a journal id or hash, 0 meaning none (NULL). */
+static void xp_bind_nonzero(sqlite3_stmt *s, int i, uint64_t v)
+{
+    if (v != 0)
+        sqlite3_bind_int64(s, i, xp_i64(v));
+    else
+        sqlite3_bind_null(s, i);
+}
+
+/* Column c of a buffered row: an nvtx_range id, NULL for 0 (no range open,
+ * or a record from before journal version 3). */
+static void xp_nvtx_cell(sqlite3_int64 *v, uint16_t *nulls, unsigned c, uint64_t range)
+{
+    v[c] = xp_i64(range);
+    if (range == 0)
+        *nulls |= (uint16_t)(1u << c);
+}
+
+/* A push or start opens a range row; a pop or end stores the range's end,
+ * keyed by the range's id (whichever is stored first, they meet in the
+ * view).  A range or end stored twice is refused (a damaged journal). */
+static int xp_store_nvtx(xp_ingest *ig, const xp_rec_nvtx *r)
+{
+    if (r->range_id == 0 || r->range_id > INT64_MAX || r->op < XP_NVTX_PUSH ||
+        r->op > XP_NVTX_END) {
+        ig->lost_malformed++;
+        return 0;
+    }
+    if (r->op == XP_NVTX_POP || r->op == XP_NVTX_END) {
+        sqlite3_stmt *s = ig->st[S_NVTX_END];
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)r->range_id);
+        sqlite3_bind_int64(s, 2, r->h.tid);
+        sqlite3_bind_int64(s, 3, xp_i64(r->time_ns));
+        /* Not counted as a duplicate: a program may end a range twice. */
+        return xp_run(ig, S_NVTX_END);
+    }
+    bool push = r->op == XP_NVTX_PUSH;
+    sqlite3_stmt *s = ig->st[S_NVTX_RANGE];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)r->range_id);
+    sqlite3_bind_int(s, 2, r->op);
+    xp_bind_nonzero(s, 3, r->name);
+    xp_bind_nonzero(s, 4, r->domain);
+    sqlite3_bind_int64(s, 5, r->h.tid);
+    sqlite3_bind_int64(s, 6, xp_i64(r->time_ns));
+    if (push)
+        sqlite3_bind_int(s, 7, r->depth);
+    else
+        sqlite3_bind_null(s, 7);
+    xp_bind_nonzero(s, 8, push ? r->parent_id : 0);
+    return xp_run_keyed(ig, S_NVTX_RANGE);
+}
+
+static int xp_store_name(xp_ingest *ig, const xp_rec_name *r)
+{
+    if (r->hash == 0 || r->len > XP_NVTX_NAME_MAX || sizeof *r + (size_t)r->len + 1 > r->h.size) {
+        ig->lost_malformed++;
+        return 0;
+    }
+    sqlite3_stmt *s = ig->st[S_NVTX_NAME];
+    sqlite3_bind_int64(s, 1, xp_i64(r->hash));
+    sqlite3_bind_text(s, 2, (const char *)(r + 1), (int)r->len, SQLITE_TRANSIENT);
+    return xp_run(ig, S_NVTX_NAME);   /* a name written again (a full seen-set) is no loss */
+}
+
 /* ---- records -------------------------------------------------------------- */
 
 static const char *xp_dir_name(unsigned d)
@@ -640,8 +711,9 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
     v[4] = xp_i64(r->c.start_ns);
     v[5] = xp_i64(r->c.end_ns - r->c.start_ns);
     /* A version 1 record (88 bytes) ends before kernel_seq and fingerprint;
-     * its fingerprint_kind byte was reserved, zero. */
-    bool v2 = r->c.h.size >= sizeof *r;
+     * its fingerprint_kind byte was reserved, zero.  A version 2 one (104)
+     * before nvtx_range. */
+    bool v2 = r->c.h.size >= XP_REC_COPY_V2_SIZE;
     unsigned fp_kind = r->fingerprint_kind;
     v[6] = v2 ? xp_i64(r->kernel_seq) : 0;
     v[7] = v2 ? xp_i64(r->fingerprint) : 0;
@@ -650,6 +722,7 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
         *nulls |= 1u << 6;
     if (!v2 || (fp_kind != XP_FP_FULL && fp_kind != XP_FP_SAMPLED))
         *nulls |= 1u << 7 | 1u << 8;
+    xp_nvtx_cell(v, nulls, 9, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
     if (r->c.status == 0)
         return 0;
     if (xp_flush(ig, &ig->copies) != 0)
@@ -752,12 +825,14 @@ static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
     sqlite3_int64 site = xp_site_ref(ig, &k);
     if (site < 0)
         return -1;
-    sqlite3_int64 *v = xp_row(ig, &ig->syncs, NULL);
+    uint16_t *nulls;
+    sqlite3_int64 *v = xp_row(ig, &ig->syncs, &nulls);
     if (v == NULL)
         return -1;
     v[0] = site;
     v[1] = xp_i64(r->c.start_ns);
     v[2] = xp_i64(r->c.end_ns - r->c.start_ns);
+    xp_nvtx_cell(v, nulls, 3, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
     if (r->c.status == 0)
         return 0;
     char detail[64];
@@ -797,6 +872,7 @@ static int xp_store_memset(xp_ingest *ig, const xp_rec_memset *r)
     sqlite3_bind_int64(s, 5, xp_i64(r->kernel_seq));
     sqlite3_bind_int64(s, 6, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 7, xp_i64(r->c.end_ns - r->c.start_ns));
+    xp_bind_nonzero(s, 8, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
     if (xp_run(ig, S_MEMSET) != 0)
         return -1;
     if (r->c.status == 0)
@@ -921,8 +997,9 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
         [XP_REC_META] = sizeof(xp_rec_meta),   [XP_REC_MODULE] = sizeof(xp_rec_module),
         [XP_REC_STACK] = sizeof(xp_rec_stack), [XP_REC_COPY] = XP_REC_COPY_V1_SIZE,
         [XP_REC_ALLOC] = sizeof(xp_rec_alloc), [XP_REC_FREE] = sizeof(xp_rec_free),
-        [XP_REC_SYNC] = sizeof(xp_rec_sync),   [XP_REC_CALL] = sizeof(xp_rec_call),
-        [XP_REC_MEMSET] = sizeof(xp_rec_memset),
+        [XP_REC_SYNC] = XP_REC_SYNC_V2_SIZE,   [XP_REC_CALL] = sizeof(xp_rec_call),
+        [XP_REC_MEMSET] = XP_REC_MEMSET_V2_SIZE,
+        [XP_REC_NVTX] = sizeof(xp_rec_nvtx),   [XP_REC_NAME] = sizeof(xp_rec_name),
     };
     if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0]) {
         ig->lost_unknown++;
@@ -942,6 +1019,8 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_STACK: return xp_store_stack(ig, (const xp_rec_stack *)h);
     case XP_REC_MODULE: return xp_store_module(ig, (const xp_rec_module *)h);
     case XP_REC_META: return xp_store_meta(ig, (const xp_rec_meta *)h);
+    case XP_REC_NVTX: return xp_store_nvtx(ig, (const xp_rec_nvtx *)h);
+    case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
     }
     ig->lost_unknown++;
     return 0;
@@ -1076,8 +1155,8 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
                                   "PRAGMA temp_store = MEMORY;";
     if (sqlite3_exec(ig->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
-    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 9};
-    ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 3};
+    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 10};
+    ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 4};
     for (int i = 0; i < S_COUNT; i++) {
         char many[XP_ROW_BATCH * XP_ROW_COLS * 8 + 256];
         const char *text = sql_text[i];

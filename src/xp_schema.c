@@ -11,7 +11,7 @@
 
 /* The contract (docs/schema.md) is the set of tables and views without a
  * _rows suffix: meta, copies, memsets, allocations, syncs, errors, stacks,
- * modules, unknown_frees.  The *_rows tables and call_sites are the compact storage
+ * modules, unknown_frees, nvtx_ranges.  The *_rows tables and call_sites are the compact storage
  * under the views: integer codes instead of text, a duration instead of an
  * end time, and the columns that repeat from one call to the next (api,
  * stream, thread, device, stack, status, copy direction and memory kinds)
@@ -30,6 +30,43 @@
  * bytes per copy, and ingest fell from ~1.5M to ~0.45M records/s (every
  * insert then also searches the index); grouping all copies by stack_id
  * is one scan (~0.5 s per million copies). */
+/* NVTX ranges (issue 4).  A range's row is keyed by the journal's range id,
+ * which copy/memset/sync rows name in nvtx_range; its end is a row of its own
+ * keyed the same way (as frees are), so a pop or an end stored in a later
+ * batch than its push or start, or before it (another thread's end), meets
+ * its range in the view.  Names are stored once, keyed by the journal's hash
+ * (a rowid may be any 64-bit integer): range rows carry the hash, and no
+ * placeholder is needed for a name whose record another thread's chunk
+ * holds further on. */
+#define XP_SCHEMA_NVTX_SQL                                                              \
+    "CREATE TABLE nvtx_names(\n"                                                        \
+    "  hash INTEGER PRIMARY KEY,\n"                                                     \
+    "  name TEXT NOT NULL\n"                                                            \
+    ");\n"                                                                              \
+    "CREATE TABLE nvtx_range_rows(\n"                                                   \
+    "  id INTEGER PRIMARY KEY,\n"                                                       \
+    "  kind INTEGER NOT NULL,\n"                                                        \
+    "  name INTEGER,\n"                                                                 \
+    "  domain INTEGER,\n"                                                               \
+    "  tid INTEGER NOT NULL,\n"                                                         \
+    "  start_ns INTEGER NOT NULL,\n"                                                    \
+    "  depth INTEGER,\n"                                                                \
+    "  parent INTEGER\n"                                                                \
+    ");\n"                                                                              \
+    "CREATE TABLE nvtx_end_rows(\n"                                                     \
+    "  range_id INTEGER PRIMARY KEY,\n"                                                 \
+    "  tid INTEGER NOT NULL,\n"                                                         \
+    "  end_ns INTEGER NOT NULL\n"                                                       \
+    ");\n"                                                                              \
+    "CREATE VIEW nvtx_ranges AS\n"                                                      \
+    "SELECT r.id AS id, n.name AS name, d.name AS domain,\n"                            \
+    "       CASE r.kind WHEN 1 THEN 'push' WHEN 3 THEN 'startend' END AS kind,\n"       \
+    "       r.tid AS tid, e.tid AS end_tid, r.start_ns AS start_ns, e.end_ns AS end_ns,\n" \
+    "       r.depth AS depth, r.parent AS parent_id\n"                                  \
+    "FROM nvtx_range_rows r LEFT JOIN nvtx_end_rows e ON e.range_id = r.id\n"           \
+    "     LEFT JOIN nvtx_names n ON n.hash = r.name\n"                                  \
+    "     LEFT JOIN nvtx_names d ON d.hash = r.domain;\n"
+
 const char xp_schema_sql[] =
     "CREATE TABLE meta(\n"
     "  key TEXT PRIMARY KEY NOT NULL,\n"
@@ -97,7 +134,8 @@ const char xp_schema_sql[] =
     "  dur_ns INTEGER NOT NULL,\n"
     "  kernel_seq INTEGER,\n"
     "  fingerprint INTEGER,\n"
-    "  fp_kind INTEGER\n"
+    "  fp_kind INTEGER,\n"
+    "  nvtx_range INTEGER\n"
     ");\n"
     /* Memsets share call_sites with copies (direction 0, kind 255). */
     "CREATE TABLE memset_rows(\n"
@@ -108,13 +146,15 @@ const char xp_schema_sql[] =
     "  value INTEGER NOT NULL,\n"
     "  kernel_seq INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL,\n"
-    "  dur_ns INTEGER NOT NULL\n"
+    "  dur_ns INTEGER NOT NULL,\n"
+    "  nvtx_range INTEGER\n"
     ");\n"
     "CREATE TABLE sync_rows(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  site INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL,\n"
-    "  dur_ns INTEGER NOT NULL\n"
+    "  dur_ns INTEGER NOT NULL,\n"
+    "  nvtx_range INTEGER\n"
     ");\n"
     /* id is the journal's alloc_id, which FREE records name. */
     "CREATE TABLE alloc_rows(\n"
@@ -184,7 +224,7 @@ const char xp_schema_sql[] =
     "       nullif(s.kind, 255) AS kind, c.site AS site,\n"
     "       c.fingerprint AS fingerprint,\n"
     "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
-    "       c.kernel_seq AS kernel_seq\n"
+    "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range\n"
     "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW memsets AS\n"
     "SELECT m.id AS id,\n"
@@ -198,7 +238,7 @@ const char xp_schema_sql[] =
     "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
     "       m.start_ns AS start_ns, m.start_ns + m.dur_ns AS end_ns, m.dur_ns AS dur_ns,\n"
     "       s.status AS status, s.stack AS stack_id, m.kernel_seq AS kernel_seq,\n"
-    "       m.site AS site\n"
+    "       m.site AS site, m.nvtx_range AS nvtx_range\n"
     "FROM memset_rows m JOIN call_sites s ON s.id = m.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW syncs AS\n"
     "SELECT y.id AS id,\n"
@@ -206,7 +246,8 @@ const char xp_schema_sql[] =
     "       a.layer AS layer,\n"
     "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
     "       y.start_ns AS start_ns, y.start_ns + y.dur_ns AS end_ns, y.dur_ns AS dur_ns,\n"
-    "       s.status AS status, s.stack AS stack_id, y.site AS site\n"
+    "       s.status AS status, s.stack AS stack_id, y.site AS site,\n"
+    "       y.nvtx_range AS nvtx_range\n"
     "FROM sync_rows y JOIN call_sites s ON s.id = y.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW allocations AS\n"
     "SELECT r.id AS id,\n"
@@ -242,7 +283,8 @@ const char xp_schema_sql[] =
     "                     WHEN 7 THEN 'sync' WHEN 8 THEN 'call' WHEN 9 THEN 'memset'\n"
     "       END AS record,\n"
     "       e.copy_id AS copy_id\n"
-    "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n";
+    "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n"
+    XP_SCHEMA_NVTX_SQL;
 
 static void set_err(char *err, size_t errlen, const char *path, const char *msg)
 {
@@ -345,6 +387,7 @@ static const char *const right_edges[] = {
     "SELECT max(rowid) FROM alloc_rows", "SELECT max(rowid) FROM free_rows",
     "SELECT max(rowid) FROM error_rows", "SELECT max(rowid) FROM stacks",
     "SELECT max(rowid) FROM journal_progress", "SELECT max(rowid) FROM call_sites",
+    "SELECT max(rowid) FROM nvtx_range_rows", "SELECT max(rowid) FROM nvtx_end_rows",
 };
 
 int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)

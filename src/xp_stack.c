@@ -1,6 +1,7 @@
 /* xp_stack.c: unw_backtrace into a buffer on the stack, XXH3 of the frames as
  * the id, and a lock-free set of ids already written. */
 #include "xp_stack.h"
+#include "xp_seen.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -14,10 +15,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-/* Open addressing over ids seen; 0 marks an empty slot.  A full table (or a
- * long probe) only means a stack is written again, which ingest ignores. */
+/* Stack ids already written (xp_seen.h). */
 #define SEEN_SLOTS (1u << 16)
-#define SEEN_PROBES 16
 static _Atomic uint64_t seen[SEEN_SLOTS];
 
 /* Bumped by xp_stack_reset so that no thread's cache trusts a stack that was
@@ -53,27 +52,7 @@ void xp_stack_init(void)
 void xp_stack_reset(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    for (size_t i = 0; i < SEEN_SLOTS; i++)
-        atomic_store_explicit(&seen[i], 0, memory_order_relaxed);
-}
-
-/* True if this call claimed id (so the caller must write the record). */
-static int claim(uint64_t id)
-{
-    size_t i = (size_t)(id & (SEEN_SLOTS - 1));
-    for (int p = 0; p < SEEN_PROBES; p++, i = (i + 1) & (SEEN_SLOTS - 1)) {
-        uint64_t cur = atomic_load_explicit(&seen[i], memory_order_relaxed);
-        if (cur == id)
-            return 0;
-        if (cur == 0) {
-            uint64_t expected = 0;
-            if (atomic_compare_exchange_strong(&seen[i], &expected, id))
-                return 1;
-            if (expected == id)
-                return 0;
-        }
-    }
-    return 1;
+    xp_seen_clear(seen, SEEN_SLOTS);
 }
 
 /* The thread's recent stacks.  slot[i] is where frame[i] (a return
@@ -167,7 +146,7 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     uint64_t id = XXH3_64bits(frames, (size_t)n * sizeof frames[0]);
     if (id == 0)
         id = 1;
-    if (claim(id))
+    if (xp_seen_claim(seen, SEEN_SLOTS, id))
         write_stack(j, id, frames, n);
     /* Cache it only if it really starts at this site (it does unless the
      * unwinder lost its way) and fits. */

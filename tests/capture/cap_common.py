@@ -90,7 +90,8 @@ def tmpdir(tag):
 
 def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
-           if k not in ('LD_LIBRARY_PATH', 'LD_PRELOAD') and not k.startswith('XFERPROF_')
+           if k not in ('LD_LIBRARY_PATH', 'LD_PRELOAD', 'NVTX_INJECTION64_PATH')
+           and not k.startswith('XFERPROF_')
            and k not in ('RANK', 'LOCAL_RANK', 'OMPI_COMM_WORLD_RANK', 'SLURM_PROCID')}
     # Latency 0 keeps thousands of copies fast; scenarios that need time set
     # the bandwidth themselves.

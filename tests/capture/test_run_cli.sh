@@ -16,7 +16,7 @@ cd "$T" || exit 1
 # Leave out whatever the caller's environment would change.
 unset XFERPROF_OUTPUT XFERPROF_STACK_DEPTH XFERPROF_QUIET XFERPROF_MANIFEST XFERPROF_SIM_DIR
 unset XFERPROF_FINGERPRINT
-unset LD_PRELOAD RANK LOCAL_RANK OMPI_COMM_WORLD_RANK SLURM_PROCID
+unset LD_PRELOAD RANK LOCAL_RANK OMPI_COMM_WORLD_RANK SLURM_PROCID NVTX_INJECTION64_PATH
 
 failures=0
 checks=0
@@ -174,6 +174,15 @@ x run -q -- sh -c 'echo "$LD_PRELOAD"'
 expect_eq "$out" "$PRELOAD" "LD_PRELOAD without an existing one"
 LD_PRELOAD=$T/libother.so x run -q -- sh -c 'echo "$LD_PRELOAD"'
 expect_eq "$out" "$PRELOAD:$T/libother.so" "LD_PRELOAD prepended to the existing one"
+
+# NVTX ranges: the preload is NVTX's injection library, unless the user named another.
+x run -- sh -c 'echo "$NVTX_INJECTION64_PATH"'
+expect_eq "$out" "$PRELOAD" "NVTX_INJECTION64_PATH set to the preload"
+NVTX_INJECTION64_PATH=$T/libother.so x run -- sh -c 'echo "$NVTX_INJECTION64_PATH"'
+expect_eq "$out" "$T/libother.so" "another NVTX_INJECTION64_PATH kept"
+expect_eq "$(grep -c 'NVTX_INJECTION64_PATH' "$T/err")" 1 "one warning about another NVTX tool"
+NVTX_INJECTION64_PATH=$T/libother.so x run -q -- true
+expect_eq "$(cat "$T/err")" "" "no NVTX warning with -q"
 
 x run -q -o 'out-%p.db' -- sh -c 'echo "$XFERPROF_OUTPUT"'
 expect_eq "$out" "$T/out-%p.db" "relative -o made absolute in XFERPROF_OUTPUT"

@@ -509,6 +509,149 @@ static void test_v2_columns(void **state)
     sqlite3_close(db);
 }
 
+/* ---- NVTX ranges (journal version 3, issue 4) ----------------------------- */
+
+static void put_name(xp_journal *j, uint64_t hash, const char *name)
+{
+    size_t n = strlen(name);
+    xp_rec_name *r = jw_reserve(j, XP_REC_NAME, 0, xp_record_size(sizeof *r + n + 1), 4242);
+    r->hash = hash;
+    r->len = (uint32_t)n;
+    memcpy(r + 1, name, n);
+    xp_journal_commit(r);
+}
+
+static void put_nvtx(xp_journal *j, uint8_t op, uint64_t t, uint64_t id, uint64_t parent,
+                     uint64_t name, uint64_t domain, int depth, uint32_t tid)
+{
+    xp_rec_nvtx *r = jw_reserve(j, XP_REC_NVTX, 0, sizeof *r, tid);
+    r->op = op;
+    r->time_ns = START_MONO + t;
+    r->range_id = id;
+    r->parent_id = parent;
+    r->name = name;
+    r->domain = domain;
+    r->depth = depth;
+    xp_journal_commit(r);
+}
+
+/* Copy, memset and sync records carrying nvtx_range (version 3), or of a
+ * version 2 size, which ends before it. */
+static void put_attributed(xp_journal *j, uint16_t type, uint32_t size, uint64_t bytes,
+                           uint64_t range)
+{
+    xp_call *c = jw_reserve(j, type, type == XP_REC_SYNC ? XP_API_cudaDeviceSynchronize
+                                     : type == XP_REC_MEMSET ? XP_API_cudaMemset
+                                                             : XP_API_cudaMemcpy, size, 4242);
+    jw_call(c, START_MONO + 250, 10, 0, 0, 0);
+    if (type == XP_REC_COPY) {
+        xp_rec_copy *r = (xp_rec_copy *)c;
+        r->bytes = bytes;
+        r->direction = XP_DIR_H2D;
+        r->host_mem = XP_HOST_PAGEABLE;
+        r->blocking = XP_BLOCK_SYNC;
+        r->kind = 1;
+        if (size >= sizeof *r)
+            r->nvtx_range = range;
+    } else if (type == XP_REC_MEMSET) {
+        xp_rec_memset *r = (xp_rec_memset *)c;
+        r->bytes = bytes;
+        if (size >= sizeof *r)
+            r->nvtx_range = range;
+    } else if (size >= sizeof(xp_rec_sync)) {
+        ((xp_rec_sync *)c)->nvtx_range = range;
+    }
+    xp_journal_commit(c);
+}
+
+#define NAME_STEP 0x1111ull
+#define NAME_FWD 0xf00000000000f0f0ull   /* reads back negative */
+#define NAME_DOM 0x3333ull
+#define NAME_LOAD 0x4444ull
+
+static void *nvtx_starter(void *arg)
+{
+    xp_journal *j = arg;
+    put_name(j, NAME_LOAD, "load");
+    put_nvtx(j, XP_NVTX_START, 50, 3, 0, NAME_LOAD, 0, 0, 5151);
+    return NULL;
+}
+
+/* Ranges opened in one pass and closed in a later one; an end stored before
+ * its start (the starting thread's chunk comes later); names shared through
+ * hashes; attribution columns, NULL for version 2 records. */
+static void test_nvtx(void **state)
+{
+    fixture *f = *state;
+    char err[512];
+    xp_journal *j = jw_create(f->jpath, 779);
+    xp_ingest *ig = NULL;
+    xp_journal_reader *r = NULL;
+    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
+    assert_int_equal(xp_journal_open(f->jpath, &r, err, sizeof err), 0);
+    put_nvtx(j, XP_NVTX_END, 900, 3, 0, 0, 0, 0, 4242);
+    put_name(j, NAME_STEP, "step 0");
+    put_name(j, NAME_FWD, "forward");
+    put_name(j, NAME_DOM, "my domain");
+    put_nvtx(j, XP_NVTX_PUSH, 100, 1, 0, NAME_STEP, 0, 0, 4242);
+    put_nvtx(j, XP_NVTX_PUSH, 200, 2, 1, NAME_FWD, NAME_DOM, 0, 4242);
+    put_attributed(j, XP_REC_COPY, sizeof(xp_rec_copy), 10, 2);
+    put_attributed(j, XP_REC_COPY, sizeof(xp_rec_copy), 11, 0);
+    put_attributed(j, XP_REC_COPY, XP_REC_COPY_V2_SIZE, 12, 2);
+    put_attributed(j, XP_REC_MEMSET, sizeof(xp_rec_memset), 13, 1);
+    put_attributed(j, XP_REC_MEMSET, XP_REC_MEMSET_V2_SIZE, 14, 1);
+    put_attributed(j, XP_REC_SYNC, sizeof(xp_rec_sync), 0, 2);
+    put_attributed(j, XP_REC_SYNC, XP_REC_SYNC_V2_SIZE, 0, 2);
+    assert_int_equal(xp_ingest_pass(ig, r, false, err, sizeof err), 0);
+
+    sqlite3 *db = db_open(f->db);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM nvtx_ranges WHERE end_ns IS NULL", -1), 2);
+    assert_string_equal(Q_TEXT(db, "SELECT group_concat(coalesce(nvtx_range, 'null')) FROM "
+                                   "(SELECT nvtx_range FROM copies ORDER BY bytes)"),
+                        "2,null,null");
+    assert_string_equal(Q_TEXT(db, "SELECT group_concat(coalesce(nvtx_range, 'null')) FROM "
+                                   "(SELECT nvtx_range FROM memsets ORDER BY bytes)"),
+                        "1,null");
+    assert_string_equal(Q_TEXT(db, "SELECT group_concat(coalesce(nvtx_range, 'null')) FROM "
+                                   "(SELECT nvtx_range FROM syncs ORDER BY id)"),
+                        "2,null");
+
+    put_nvtx(j, XP_NVTX_POP, 300, 2, 0, 0, NAME_DOM, 0, 4242);
+    put_nvtx(j, XP_NVTX_POP, 400, 1, 0, 0, 0, 0, 4242);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, nvtx_starter, j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    xp_journal_close(j);
+    assert_int_equal(xp_ingest_pass(ig, r, true, err, sizeof err), 0);
+    assert_int_equal(xp_ingest_pass(ig, r, true, err, sizeof err), 0);
+    xp_ingest_close(ig);
+    xp_journal_reader_close(r);
+
+    assert_int_equal(q_int(db, "SELECT count(*) FROM nvtx_ranges", -1), 3);
+    static const char row_sql[] =
+        "SELECT id || ',' || coalesce(name, 'null') || ',' || coalesce(domain, 'null') || ',' "
+        "|| kind || ',' || tid || ',' || coalesce(end_tid, 'null') || ',' || (start_ns - ?1) "
+        "|| ',' || coalesce(end_ns - ?1, 'null') || ',' || coalesce(depth, 'null') || ',' || "
+        "coalesce(parent_id, 'null') FROM nvtx_ranges WHERE id = ?2";
+    static const char *const want[] = {
+        "1,step 0,null,push,4242,4242,100,400,0,null",
+        "2,forward,my domain,push,4242,4242,200,300,0,1",
+        "3,load,null,startend,5151,4242,50,900,null,null",
+    };
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, row_sql, -1, &st, NULL), SQLITE_OK);
+    for (int i = 0; i < 3; i++) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)START_MONO);
+        sqlite3_bind_int(st, 2, i + 1);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), want[i]);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(q_int(db, "SELECT value FROM meta WHERE key = 'records_lost'", -1), 0);
+    sqlite3_close(db);
+}
+
 /* Written by a second thread, so into a second chunk, which the reader
  * delivers after the first: the allocation after its free, the stack after
  * the copy that uses it. */
@@ -698,8 +841,10 @@ static void test_incremental_passes(void **state)
     assert_int_equal(q_int(db, "SELECT count(DISTINCT bytes) FROM copies", -1), 9500);
     assert_int_equal(q_int(db, "SELECT count(*) FROM syncs", -1), 1);
     assert_int_equal(q_int(db, "SELECT min(bytes) + max(bytes) FROM copies", -1), 9501);
-    /* 9500 copies of 88 bytes fill four 256 KiB chunks. */
-    assert_int_equal(q_int(db, "SELECT count(*) FROM journal_progress", -1), 4);
+    /* 9500 copies (then a sync) fill this many 256 KiB chunks. */
+    size_t per_chunk = (XP_CHUNK_SIZE - sizeof(xp_chunk_header)) / sizeof(xp_rec_copy);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM journal_progress", -1),
+                     (long long)((9500 + per_chunk - 1) / per_chunk));
     xp_ingest_close(ig);
     xp_journal_reader_close(r);
 
@@ -1079,6 +1224,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_copy_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v2_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nvtx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_allocations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_syncs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incremental_passes, setup, teardown),
