@@ -11,7 +11,7 @@
 
 #include "xp_commands.h"
 #include "xp_diff.h"
-#include "xp_diff_load.h"
+#include "xp_analysis.h"
 
 enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN };
 
@@ -296,11 +296,15 @@ int xp_command_diff(int argc, char **argv)
     char err[1024] = "";
     int rc = 2;
     for (int s = 0; s < 2; s++) {
+        xp_thresholds_default(&rep[s].th);
         if (xp_expand_side(sides[s], &paths[s], err, sizeof err) != 0 ||
-            xp_diff_load_side(paths[s].v, paths[s].n, &rep[s], err, sizeof err) != 0) {
+            xp_analysis_load(&rep[s], paths[s].v, paths[s].n, isatty(STDERR_FILENO), "diff", err,
+                             sizeof err) != 0) {
             fprintf(stderr, "xferprof diff: %s\n", err);
             goto out;
         }
+        /* Every finding, whatever its severity: one that appears is a regression. */
+        xp_analysis_findings(&rep[s], XP_SEV_INFO);
     }
     if (xp_diff_compute(&rep[0], &rep[1], &opt, &d) != 0) {
         fprintf(stderr, "xferprof diff: out of memory\n");
@@ -321,7 +325,7 @@ int xp_command_diff(int argc, char **argv)
 out:
     xp_diff_free(&d);
     for (int s = 0; s < 2; s++) {
-        xp_diff_free_side(&rep[s]);
+        xp_analysis_free(&rep[s]);
         xp_paths_free(&paths[s]);
     }
     return rc;

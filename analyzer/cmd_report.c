@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "xp_commands.h"
-#include "xp_load.h"
+#include "xp_analysis.h"
 #include "xp_render.h"
 #include "xp_report.h"
 #include "xp_totals.h"
@@ -126,48 +126,6 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
     return -1;
 }
 
-static int xp_finding_cmp(const void *a, const void *b)
-{
-    const struct xp_finding *x = a, *y = b;
-    if (x->severity != y->severity)
-        return x->severity > y->severity ? -1 : 1;
-    if (x->time_ns != y->time_ns)
-        return x->time_ns > y->time_ns ? -1 : 1;
-    if (x->proc != y->proc)
-        return x->proc < y->proc ? -1 : 1;
-    int c = strcmp(x->rule, y->rule);
-    if (c)
-        return c;
-    return (x->stack_id > y->stack_id) - (x->stack_id < y->stack_id);
-}
-
-static void xp_finding_free(struct xp_finding *f)
-{
-    free(f->message);
-    for (size_t i = 0; i < f->n_facts; i++)
-        if (f->facts[i].is_text)
-            free(f->facts[i].text);
-    free(f->facts);
-}
-
-/* Runs the rules, keeps findings at or above min, sorts them. */
-static void xp_report_findings(struct xp_report *r, enum xp_severity min)
-{
-    for (size_t i = 0; i < xp_nrules; i++)
-        if (xp_rules[i].run)
-            xp_rules[i].run(r);
-    size_t kept = 0;
-    for (size_t i = 0; i < r->n_findings; i++) {
-        if (r->findings[i].severity >= min)
-            r->findings[kept++] = r->findings[i];
-        else
-            xp_finding_free(&r->findings[i]);
-    }
-    r->n_findings = kept;
-    if (kept > 1)
-        qsort(r->findings, kept, sizeof *r->findings, xp_finding_cmp);
-}
-
 /* Where the report goes: stdout, or a temporary file next to -o FILE that
  * replaces it only once complete. */
 struct xp_sink {
@@ -269,28 +227,14 @@ int xp_command_report(int argc, char **argv)
         free(o.dbs);
         return 2;
     }
-    bool progress = isatty(STDERR_FILENO);
     rc = 2;
-    if (!(r.procs = calloc((size_t)o.n_dbs, sizeof *r.procs))) {
-        fprintf(stderr, "xferprof report: out of memory\n");
+    char err[1200];
+    if (xp_analysis_load(&r, o.dbs, (size_t)o.n_dbs, isatty(STDERR_FILENO), "report", err,
+                         sizeof err) != 0) {
+        fprintf(stderr, "xferprof report: %s\n", err);
         goto out;
     }
-    for (int i = 0; i < o.n_dbs; i++) {
-        char err[1024];
-        if (progress)
-            fprintf(stderr, "\rxferprof report: reading %s (%d of %d)...\033[K", o.dbs[i], i + 1,
-                    o.n_dbs);
-        if (xp_load(o.dbs[i], &r.procs[r.n_procs], err, sizeof err) != 0) {
-            if (progress)
-                fprintf(stderr, "\r\033[K");
-            fprintf(stderr, "xferprof report: %s: %s\n", o.dbs[i], err);
-            goto out;
-        }
-        r.n_procs++;
-    }
-    if (progress)
-        fprintf(stderr, "\r\033[K");
-    xp_report_findings(&r, o.min_sev);
+    xp_analysis_findings(&r, o.min_sev);
     if (xp_report_render(&r, &o, sink.f) != 0) {
         fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out ? o.out : "the report",
                 errno ? strerror(errno) : "out of memory");
@@ -303,12 +247,7 @@ out:
                 strerror(errno));
         rc = 2;
     }
-    for (size_t i = 0; i < r.n_findings; i++)
-        xp_finding_free(&r.findings[i]);
-    free(r.findings);
-    for (size_t i = 0; i < r.n_procs; i++)
-        xp_process_free(&r.procs[i]);
-    free(r.procs);
+    xp_analysis_free(&r);
     free(o.dbs);
     return rc;
 }

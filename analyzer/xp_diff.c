@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "xp_diff.h"
-#include "xp_diff_totals.h"
+#include "xp_totals.h"
 
 const char *xp_diff_class_name(enum xp_diff_class c)
 {
@@ -564,7 +564,7 @@ static const enum xp_dir xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR
 #define XP_NMETRICS (4 + 5 * XP_NDIRS + 5)
 
 /* The metrics of one side's totals, in the order they are rendered. */
-static size_t xp_metric_values(const struct xp_diff_totals *t, struct xp_metric_value *m,
+static size_t xp_metric_values(const struct xp_totals *t, struct xp_metric_value *m,
                                char names[][40])
 {
     size_t n = 0;
@@ -575,13 +575,13 @@ static size_t xp_metric_values(const struct xp_diff_totals *t, struct xp_metric_
     XP_PUT("time_ns", XP_MK_INFO, false, (double)t->time_ns);
     XP_PUT("blocked_ns", XP_MK_TIME, false, (double)t->blocked_ns);
     for (size_t i = 0; i < XP_NDIRS; i++) {
-        const struct xp_diff_dir_totals *d = &t->dir[xp_dirs[i]];
+        const struct xp_dir_totals *d = &t->dir[xp_dirs[i]];
         const char *dn = xp_dir_name(xp_dirs[i]);
         static const char *const suffix[] = {"copies", "bytes", "time_ns", "blocked_ns",
                                              "bandwidth_gbps"};
         for (size_t k = 0; k < 5; k++)
             snprintf(names[5 * i + k], 40, "%s.%s", dn, suffix[k]);
-        XP_PUT(names[5 * i], XP_MK_INFO, false, (double)d->copies);
+        XP_PUT(names[5 * i], XP_MK_INFO, false, (double)d->count);
         XP_PUT(names[5 * i + 1], XP_MK_BYTES, false, (double)d->bytes);
         XP_PUT(names[5 * i + 2], XP_MK_INFO, false, (double)d->time_ns);
         XP_PUT(names[5 * i + 3], XP_MK_TIME, false, (double)d->blocked_ns);
@@ -619,27 +619,40 @@ static enum xp_diff_class xp_metric_class(enum xp_metric_kind k, const struct xp
     return j > 0 ? XP_DC_REGRESSED : j < 0 ? XP_DC_IMPROVED : XP_DC_UNCHANGED;
 }
 
-static int xp_totals_of(const struct xp_process *const *procs, size_t n, struct xp_diff_totals *t)
+/* The report's totals over the processes of one side that are present (a
+ * side's pair list has NULL where the other side has more processes). */
+static int xp_totals_of(const struct xp_process *const *procs, size_t n, struct xp_totals *t)
 {
-    *t = (struct xp_diff_totals){0};
+    struct xp_process *present = calloc(n ? n : 1, sizeof *present);
+    if (!present)
+        return -1;
+    size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (procs[i] && xp_diff_totals_add(t, procs[i]) != 0)
-            return -1;
-    return 0;
+        if (procs[i])
+            present[k++] = *procs[i]; /* shallow: xp_totals_compute only reads */
+    int rc = xp_totals_compute(present, k, t);
+    free(present);
+    return rc;
 }
 
 static int xp_compare_totals(const struct xp_process *const *bp, size_t nb,
                              const struct xp_process *const *np, size_t nn, double threshold,
                              struct xp_diff_totals_cmp *out)
 {
-    struct xp_diff_totals tb, tn;
+    struct xp_totals tb = {0}, tn = {0};
     struct xp_metric_value vb[XP_NMETRICS], vn[XP_NMETRICS];
     char names_b[5 * XP_NDIRS][40], names_n[5 * XP_NDIRS][40];
     *out = (struct xp_diff_totals_cmp){0};
-    if (xp_totals_of(bp, nb, &tb) != 0 || xp_totals_of(np, nn, &tn) != 0)
+    if (xp_totals_of(bp, nb, &tb) != 0)
         return -1;
+    if (xp_totals_of(np, nn, &tn) != 0) {
+        xp_totals_free(&tb);
+        return -1;
+    }
     size_t n = xp_metric_values(&tb, vb, names_b);
     xp_metric_values(&tn, vn, names_n);
+    xp_totals_free(&tb);
+    xp_totals_free(&tn);
     out->m = calloc(n, sizeof *out->m);
     if (!out->m)
         return -1;

@@ -174,7 +174,12 @@ void xp_json_double(struct xp_json *j, double v)
         return;
     }
     xp_json_before(j);
-    fprintf(j->f, "%.6g", v);
+    /* Integral values (byte counts compared as doubles by the diff) are
+     * written whole: %.6g would round 1048577 to 1.04858e+06. */
+    if (v == floor(v) && fabs(v) < 9007199254740992.0)
+        fprintf(j->f, "%.0f", v);
+    else
+        fprintf(j->f, "%.6g", v);
 }
 
 void xp_json_bool(struct xp_json *j, bool v)

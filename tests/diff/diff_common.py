@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from cap_common import *  # noqa: E402,F401,F403
 import cap_common  # noqa: E402
 
-NEEDS_SYMBOLS = False  # MERGE: True when frames carry function/file/line
+NEEDS_SYMBOLS = True
 NEEDS_RULES = False    # MERGE: True when each side's findings come from the rules
 
 # The simulator's copies take wall-clock time, and this machine is shared:
