@@ -251,20 +251,6 @@ static const struct xp_site_row *xp_ld_site(const struct xp_ld *L, int64_t id)
     return id >= 0 && (size_t)id < L->n_sites && L->sites[id].valid ? &L->sites[id] : &none;
 }
 
-/* Whether table (or view) has column; false also when the table is absent. */
-static bool xp_ld_has_column(struct xp_ld *L, const char *table, const char *column)
-{
-    char sql[128];
-    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", table,
-             column);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return false;
-    bool has = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return has;
-}
-
 /* A capacity hint: the largest rowid of table (one step down its tree). */
 static size_t xp_ld_rows_hint(struct xp_ld *L, const char *table)
 {
@@ -284,15 +270,9 @@ static size_t xp_ld_rows_hint(struct xp_ld *L, const char *table)
 static int xp_ld_copies(struct xp_ld *L)
 {
     struct xp_process *p = L->p;
-    /* nvtx_range comes with another branch; stored in copy_rows or, if only
-     * the view has it, read by a second scan of the view in the same order. */
-    bool nvtx_rows = xp_ld_has_column(L, "copy_rows", "nvtx_range");
-    bool nvtx_view = !nvtx_rows && xp_ld_has_column(L, "copies", "nvtx_range");
     sqlite3_stmt *st = xp_ld_prepare(
-        L, nvtx_rows ? "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
-                       "fp_kind, nvtx_range FROM copy_rows ORDER BY id"
-                     : "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
-                       "fp_kind FROM copy_rows ORDER BY id");
+        L, "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
+           "fp_kind, nvtx_range FROM copy_rows ORDER BY id");
     if (!st)
         return -1;
     size_t cap = xp_ld_rows_hint(L, "copy_rows");
@@ -316,7 +296,7 @@ static int xp_ld_copies(struct xp_ld *L)
             .kernel_seq = (uint64_t)sqlite3_column_int64(st, 6),
             .fingerprint = (uint64_t)sqlite3_column_int64(st, 7),
             .fp_kind = fk == 1 || fk == 2 ? (uint8_t)fk : 0,
-            .nvtx_range = nvtx_rows ? sqlite3_column_int64(st, 9) : XP_NONE_ID,
+            .nvtx_range = sqlite3_column_int64(st, 9), /* NULL reads 0: XP_NONE_ID */
             .stream = s->stream, .stack_id = s->stack, .api = s->api,
             .status = s->status, .device = s->device, .tid = s->tid,
             .direction = s->direction, .host_mem = s->host_mem, .blocking = s->blocking,
@@ -324,15 +304,7 @@ static int xp_ld_copies(struct xp_ld *L)
         };
         xp_ld_seen(L, c->start_ns + c->dur_ns);
     }
-    if (xp_ld_done(L, st, rc) != 0 || !nvtx_view)
-        return rc == SQLITE_DONE ? 0 : -1;
-    st = xp_ld_prepare(L, "SELECT nvtx_range FROM copies ORDER BY id");
-    if (!st)
-        return -1;
-    size_t i = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && i < p->n_copies)
-        p->copies[i++].nvtx_range = sqlite3_column_int64(st, 0);
-    return xp_ld_done(L, st, rc == SQLITE_ROW ? SQLITE_DONE : rc);
+    return xp_ld_done(L, st, rc);
 }
 
 static int xp_ld_syncs(struct xp_ld *L)
@@ -503,23 +475,11 @@ static int xp_ld_memsets(struct xp_ld *L)
     return xp_ld_done(L, st, rc);
 }
 
-/* nvtx_ranges comes with another branch: read the columns it has, in
- * whatever order, and leave the rest at their defaults. */
+/* NVTX ranges (docs/schema.md, nvtx_ranges). */
 static int xp_ld_ranges(struct xp_ld *L)
 {
-    static const char *const cols[] = {"id", "parent_id", "start_ns", "end_ns", "name",
-                                       "domain", "tid", "depth", "push"};
-    enum { NCOLS = sizeof cols / sizeof cols[0] };
-    if (!xp_ld_has_column(L, "nvtx_ranges", "id"))
-        return 0;
-    char sql[512] = "SELECT ";
-    for (size_t i = 0; i < NCOLS; i++) {
-        bool has = xp_ld_has_column(L, "nvtx_ranges", cols[i]);
-        size_t n = strlen(sql);
-        snprintf(sql + n, sizeof sql - n, "%s%s", i ? ", " : "", has ? cols[i] : "NULL");
-    }
-    size_t n = strlen(sql);
-    snprintf(sql + n, sizeof sql - n, " FROM nvtx_ranges ORDER BY id");
+    const char *sql = "SELECT id, parent_id, start_ns, end_ns, name, domain, tid, depth, "
+                      "kind = 'push' FROM nvtx_ranges ORDER BY id";
     sqlite3_stmt *st = xp_ld_prepare(L, sql);
     if (!st)
         return -1;
@@ -541,7 +501,7 @@ static int xp_ld_ranges(struct xp_ld *L)
             .domain = xp_col_strdup(st, 5),
             .tid = sqlite3_column_int(st, 6),
             .depth = sqlite3_column_int(st, 7),
-            .push = sqlite3_column_type(st, 8) == SQLITE_NULL || sqlite3_column_int(st, 8) != 0,
+            .push = sqlite3_column_int(st, 8) != 0,
         };
     }
     return xp_ld_done(L, st, rc);
