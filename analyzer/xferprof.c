@@ -11,6 +11,7 @@ static const struct {
 } xp_commands[] = {
     {"run", xp_command_run, "run a program under the profiler"},
     {"recover", xp_command_recover, "finish the databases of processes that died while profiled"},
+    {"export", xp_command_export, "write a run as a Perfetto/Chrome trace (JSON) or the copies as CSV"},
 };
 #define XP_NCOMMANDS (sizeof xp_commands / sizeof xp_commands[0])
 

@@ -11,5 +11,6 @@
  * the command documents. */
 int xp_command_run(int argc, char **argv);
 int xp_command_recover(int argc, char **argv);
+int xp_command_export(int argc, char **argv);
 
 #endif
