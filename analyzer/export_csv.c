@@ -1,5 +1,4 @@
 /* export_csv.c: `xferprof export --format csv`, the copies view as RFC 4180 CSV. */
-#include <inttypes.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -13,16 +12,16 @@ static void xp_csv_field(FILE *out, const char *s, size_t n)
     for (size_t i = 0; i < n && !quote; i++)
         quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
     if (!quote) {
-        fwrite(s, 1, n, out);
+        fwrite_unlocked(s, 1, n, out);
         return;
     }
-    putc('"', out);
+    putc_unlocked('"', out);
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '"')
-            putc('"', out);
-        putc(s[i], out);
+            putc_unlocked('"', out);
+        putc_unlocked(s[i], out);
     }
-    putc('"', out);
+    putc_unlocked('"', out);
 }
 
 int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen)
@@ -47,12 +46,12 @@ int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < ncol; i++) {
             if (i)
-                putc(',', out);
+                putc_unlocked(',', out);
             switch (sqlite3_column_type(st, i)) {
             case SQLITE_NULL:
                 break; /* an empty field */
             case SQLITE_INTEGER:
-                fprintf(out, "%" PRId64, (int64_t)sqlite3_column_int64(st, i));
+                xp_export_put_i64(out, (int64_t)sqlite3_column_int64(st, i));
                 break;
             case SQLITE_FLOAT:
                 fprintf(out, "%.17g", sqlite3_column_double(st, i));
@@ -63,7 +62,7 @@ int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen)
             }
             }
         }
-        fputs("\r\n", out);
+        fputs_unlocked("\r\n", out);
     }
     if (rc != SQLITE_DONE) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));

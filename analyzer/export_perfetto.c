@@ -61,7 +61,14 @@ struct xp_pf {
 static void xp_put_us(FILE *out, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    fprintf(out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+    unsigned frac = (unsigned)(a % 1000);
+    char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                 (char)('0' + frac % 10), 0};
+    if (ns < 0)
+        putc_unlocked('-', out);
+    /* a / 1000 < 2^64 / 1000 fits an int64_t. */
+    xp_export_put_i64(out, (int64_t)(a / 1000));
+    fputs_unlocked(f, out);
 }
 
 /* t - base without overflow on any input (a corrupt row may hold anything). */
@@ -78,44 +85,56 @@ static void xp_ev(struct xp_pf *pf, const char *name, int name_len, const char *
                   const char *ph, int64_t t_ns, int64_t tid)
 {
     FILE *out = pf->out;
-    fputs(pf->nevents++ ? ",\n{\"name\":" : "\n{\"name\":", out);
+    fputs_unlocked(pf->nevents++ ? ",\n{\"name\":" : "\n{\"name\":", out);
     if (name == NULL)
         name = "";
     xp_export_json_string(out, name, name_len < 0 ? strlen(name) : (size_t)name_len);
-    if (cat != NULL)
-        fprintf(out, ",\"cat\":\"%s\"", cat);
-    fprintf(out, ",\"ph\":\"%s\",\"ts\":", ph);
+    if (cat != NULL) {
+        fputs_unlocked(",\"cat\":\"", out);
+        fputs_unlocked(cat, out);
+        putc_unlocked('"', out);
+    }
+    fputs_unlocked(",\"ph\":\"", out);
+    fputs_unlocked(ph, out);
+    fputs_unlocked("\",\"ts\":", out);
     xp_put_us(out, xp_rel(pf, t_ns));
-    fprintf(out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64, pf->pid, tid);
+    fputs_unlocked(",\"pid\":", out);
+    xp_export_put_i64(out, pf->pid);
+    fputs_unlocked(",\"tid\":", out);
+    xp_export_put_i64(out, tid);
 }
 
 static void xp_dur(struct xp_pf *pf, int64_t dur_ns)
 {
-    fputs(",\"dur\":", pf->out);
+    fputs_unlocked(",\"dur\":", pf->out);
     xp_put_us(pf->out, dur_ns);
 }
 
 static void xp_args(struct xp_pf *pf)
 {
-    fputs(",\"args\":{", pf->out);
+    fputs_unlocked(",\"args\":{", pf->out);
     pf->nargs = 0;
 }
 
 static void xp_key(struct xp_pf *pf, const char *key)
 {
-    fprintf(pf->out, "%s\"%s\":", pf->nargs++ ? "," : "", key);
+    fputs_unlocked(pf->nargs++ ? ",\"" : "\"", pf->out);
+    fputs_unlocked(key, pf->out);
+    fputs_unlocked("\":", pf->out);
 }
 
 static void xp_arg_i64(struct xp_pf *pf, const char *key, int64_t v)
 {
     xp_key(pf, key);
-    fprintf(pf->out, "%" PRId64, v);
+    xp_export_put_i64(pf->out, v);
 }
 
 static void xp_arg_hex(struct xp_pf *pf, const char *key, int64_t v)
 {
     xp_key(pf, key);
-    fprintf(pf->out, "\"0x%" PRIx64 "\"", (uint64_t)v);
+    putc_unlocked('"', pf->out);
+    xp_export_put_hex(pf->out, (uint64_t)v);
+    putc_unlocked('"', pf->out);
 }
 
 static void xp_arg_str(struct xp_pf *pf, const char *key, const char *s)
@@ -137,14 +156,14 @@ static void xp_arg_coli(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int
 {
     if (sqlite3_column_type(st, i) == SQLITE_NULL) {
         xp_key(pf, key);
-        fputs("null", pf->out);
+        fputs_unlocked("null", pf->out);
     } else
         xp_arg_i64(pf, key, sqlite3_column_int64(st, i));
 }
 
 static void xp_end(struct xp_pf *pf)
 {
-    fputs("}}", pf->out); /* args, event */
+    fputs_unlocked("}}", pf->out); /* args, event */
 }
 
 /* "4.0 MiB": the name of a copy or memset, short enough for a slice. */

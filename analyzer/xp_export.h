@@ -4,6 +4,7 @@
 #define XP_EXPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <sqlite3.h>
@@ -30,5 +31,12 @@ int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen);
  * UTF-8 replaced by U+FFFD, so that the output is always valid UTF-8.
  * A NULL s is written as the JSON literal null. */
 void xp_export_json_string(FILE *out, const char *s, size_t n);
+
+/* v in decimal, and v as "0x" and lowercase hex digits: without printf's
+ * format parsing, which was most of an export's time (docs/performance.md).
+ * Both are valid JSON numbers / CSV fields as they are (the hex one is
+ * meant to be quoted in JSON). */
+void xp_export_put_i64(FILE *out, int64_t v);
+void xp_export_put_hex(FILE *out, uint64_t v);
 
 #endif

@@ -1,5 +1,6 @@
-/* xp_export_json.c: the JSON string escaping of `xferprof export` (RFC 8259), kept
- * minimal and on its own so that a general JSON writer can replace it. */
+/* xp_export_json.c: the JSON string escaping (RFC 8259) and fast number writing of
+ * `xferprof export`, kept minimal and on its own so that a general JSON writer
+ * can replace it. */
 #include <stdint.h>
 
 #include "xp_export.h"
@@ -45,42 +46,75 @@ void xp_export_json_string(FILE *out, const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
 
     if (s == NULL) {
-        fputs("null", out);
+        fputs_unlocked("null", out);
         return;
     }
-    putc('"', out);
+    putc_unlocked('"', out);
     for (size_t i = 0; i < n;) {
+        /* Plain ASCII in one write: names and paths are mostly that, and a
+         * write per byte was most of an export's time. */
+        size_t run = i;
+        while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+            run++;
+        if (run > i) {
+            fwrite_unlocked(p + i, 1, run - i, out);
+            i = run;
+            continue;
+        }
         unsigned char c = p[i];
         if (c == '"' || c == '\\') {
-            putc('\\', out);
-            putc(c, out);
+            putc_unlocked('\\', out);
+            putc_unlocked(c, out);
             i++;
         } else if (c < 0x20) {
-            putc('\\', out);
+            char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
             switch (c) {
-            case '\n': putc('n', out); break;
-            case '\r': putc('r', out); break;
-            case '\t': putc('t', out); break;
-            case '\b': putc('b', out); break;
-            case '\f': putc('f', out); break;
-            default:
-                fputs("u00", out);
-                putc(hex[c >> 4], out);
-                putc(hex[c & 15], out);
+            case '\n': e[1] = 'n', e[2] = 0; break;
+            case '\r': e[1] = 'r', e[2] = 0; break;
+            case '\t': e[1] = 't', e[2] = 0; break;
+            case '\b': e[1] = 'b', e[2] = 0; break;
+            case '\f': e[1] = 'f', e[2] = 0; break;
+            default: break;
             }
+            fputs_unlocked(e, out);
             i++;
         } else {
             size_t len = xp_utf8_len(p + i, n - i);
             if (len == 0) {
                 /* One replacement per ill-formed byte: simple, and what
                  * Python's errors='replace' does for most inputs. */
-                fputs("\xEF\xBF\xBD", out);
+                fputs_unlocked("\xEF\xBF\xBD", out);
                 i++;
             } else {
-                fwrite(p + i, 1, len, out);
+                fwrite_unlocked(p + i, 1, len, out);
                 i += len;
             }
         }
     }
-    putc('"', out);
+    putc_unlocked('"', out);
+}
+
+void xp_export_put_i64(FILE *out, int64_t v)
+{
+    char buf[24], *e = buf + sizeof buf, *q = e;
+    /* Negate in unsigned arithmetic: -INT64_MIN does not fit an int64_t. */
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--q = (char)('0' + a % 10);
+    while ((a /= 10) != 0);
+    if (v < 0)
+        *--q = '-';
+    fwrite_unlocked(q, 1, (size_t)(e - q), out);
+}
+
+void xp_export_put_hex(FILE *out, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char buf[20], *e = buf + sizeof buf, *q = e;
+    do
+        *--q = hex[v & 15];
+    while ((v >>= 4) != 0);
+    *--q = 'x';
+    *--q = '0';
+    fwrite_unlocked(q, 1, (size_t)(e - q), out);
 }
