@@ -193,6 +193,10 @@ w.executemany('INSERT INTO nvtx_ranges VALUES (?,?,?,?,?,?,?,?,?,?)', [
 ])
 w.execute('INSERT INTO nvtx_ranges VALUES (6, CAST(? AS TEXT), NULL, \'push\', ?, ?, ?, ?, 1, 1)',
           (b'bad \xff\xfe name', main, main, t0 - 4, t0 - 3))
+# A command line of arbitrary bytes: escapes, multi-byte UTF-8 kept, every
+# ill-formed byte (overlong, surrogate, truncated) one U+FFFD.
+w.execute("UPDATE meta SET value = CAST(? AS TEXT) WHERE key = 'cmdline'",
+          (b'prog "a\\b"\t\x01\x1f \xc3\xa9 \xf0\x9f\x98\x80 \xc0\xaf \xed\xa0\x80 \xe2\x82',))
 w.commit()
 w.close()
 e = run([args.xferprof, 'export', nv], clean_env())
@@ -208,7 +212,23 @@ en = [x for x in nev if x['ph'] == 'e']
 check_eq(sorted(x['name'] for x in b), ['load', 'never ended'], 'start/end ranges begin')
 check_eq(sorted(x['name'] for x in en), ['load', 'never ended'], 'start/end ranges end')
 check(all(x.get('cat') == 'nvtx' for x in b + en), 'async ranges have cat nvtx')
+pname = [x['args']['name'] for x in nev if x['ph'] == 'M' and x['name'] == 'process_name']
+check_eq(pname, ['prog "a\\b"\t\x01\x1f \u00e9 \U0001f600 \ufffd\ufffd \ufffd\ufffd\ufffd \ufffd\ufffd'],
+         'cmdline bytes escaped and ill-formed UTF-8 replaced')
 opened = [x for x in push if x['args']['id'] == 3]
 check(opened and opened[0]['args'].get('never_closed') == 1, 'an unclosed range says so', opened)
 check(not any(x['args'].get('clamped') for x in nev if 'args' in x), 'nothing had to be clamped')
+
+# An nvtx_ranges of another shape: left out with one line, the rest written.
+odd = os.path.join(d, 'odd.db')
+shutil.copyfile(db, odd)
+w = sqlite3.connect(odd)
+w.execute('CREATE TABLE nvtx_ranges (id INTEGER PRIMARY KEY, label TEXT)')
+w.commit()
+w.close()
+e = run([args.xferprof, 'export', odd], clean_env())
+expect_rc(e, 0, 'export with an nvtx_ranges of another shape')
+check(len(e.err.splitlines()) == 1 and 'NVTX ranges left out' in e.err,
+      'one line says the NVTX ranges were left out', e.err)
+check(e.out_bytes == data, 'the rest of the trace is as without the table')
 finish()
