@@ -69,6 +69,20 @@ static int xp_export_bad_usage(const char *what, const char *arg)
     return 2;
 }
 
+/* Prints "xferprof export: MSG" as one line: SQLite's messages about a
+ * corrupt schema quote the schema's SQL, line breaks included. */
+static void xp_export_error(const char *msg)
+{
+    char line[512];
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 4 < sizeof line; p++)
+        line[n++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+    if (msg[n] != '\0')
+        memcpy(line + n, "...", 3), n += 3;
+    line[n] = '\0';
+    fprintf(stderr, "xferprof export: %s\n", line);
+}
+
 /* Opens path for reading, recovering its journal first.  Returns the
  * connection or NULL after printing the one-line reason. */
 static sqlite3 *xp_export_open(const char *path)
@@ -87,15 +101,18 @@ static sqlite3 *xp_export_open(const char *path)
     if (access(journal, F_OK) == 0) {
         bool did = false;
         if (xp_recover(path, &did, err, sizeof err) != 0) {
+            char line[1200];
+            /* Ingest's reasons usually start with the file they are about. */
             if (strncmp(err, path, strlen(path)) == 0)
-                fprintf(stderr, "xferprof export: %s\n", err);
+                snprintf(line, sizeof line, "%s", err);
             else
-                fprintf(stderr, "xferprof export: %s: %s\n", path, err);
+                snprintf(line, sizeof line, "%s: %s", path, err);
+            xp_export_error(line);
             return NULL;
         }
     }
     if (xp_db_open_readonly(path, &db, err, sizeof err) != 0) {
-        fprintf(stderr, "xferprof export: %s\n", err);
+        xp_export_error(err);
         return NULL;
     }
     return db;
@@ -189,8 +206,11 @@ int xp_command_export(int argc, char **argv)
         snprintf(why, sizeof why, "%s: %s", db_path, err);
         snprintf(err, sizeof err, "%s", why);
     }
-    if (note[0])
-        fprintf(stderr, "xferprof export: %s: %s\n", db_path, note);
+    if (note[0]) {
+        char line[1200];
+        snprintf(line, sizeof line, "%s: %s", db_path, note);
+        xp_export_error(line);
+    }
     sqlite3_close(db);
 
     if (output != NULL) {
@@ -207,7 +227,7 @@ int xp_command_export(int argc, char **argv)
         free(tmp);
     }
     if (rc != 0) {
-        fprintf(stderr, "xferprof export: %s\n", err);
+        xp_export_error(err);
         return 2;
     }
     return 0;
