@@ -41,6 +41,14 @@ c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
 c.execute('PRAGMA user_version = 99')
 c.commit()
 c.close()
+# A damaged schema: SQLite's message quotes its SQL, line break included.
+schema = make('schema.db', good_bytes)
+c = sqlite3.connect(schema)
+c.execute('PRAGMA writable_schema = ON')
+c.execute("UPDATE sqlite_master SET sql = 'CREATE VIEW errors AS SELECT 1,' || char(10) || "
+          "' \"oops' WHERE name = 'errors'")
+c.commit()
+c.close()
 missing = os.path.join(d, 'missing.db')
 
 
@@ -58,6 +66,7 @@ for path, what, reason in ((text, 'a text file', None), (truncated, 'a truncated
                            (garbage, 'garbage after the first page', None),
                            (other, 'another program\'s database', 'not an xferprof database'),
                            (newer, 'a newer schema', 'newer'),
+                           (schema, 'a damaged schema', 'malformed database schema'),
                            (missing, 'a missing file', 'no such')):
     for fmt in ('perfetto', 'csv'):
         out = os.path.join(d, 'out.' + fmt)
