@@ -33,7 +33,8 @@ enum xp_track_kind { XP_TRACK_THREAD = 1, XP_TRACK_STREAM, XP_TRACK_PT_STREAM };
 
 /* One track of the trace: a thread, or the pseudo-thread of a stream. */
 struct xp_track {
-    int64_t k1, k2;          /* thread: tid; stream: device, handle; per-thread stream: device, tid */
+    int64_t k1, k2;          /* thread: tid; stream: device, handle;
+                              * per-thread default stream: device, tid */
     uint8_t kind;            /* enum xp_track_kind; 0: free slot */
     int depth;
     int64_t tid;             /* the tid written in the trace */
@@ -318,6 +319,38 @@ static int64_t xp_nest(struct xp_track *t, int64_t start, int64_t dur, bool *cla
     return dur;
 }
 
+/* Starts a complete event on track t: nests it (xp_nest), writes its head
+ * and dur and opens its args; xp_slice_end closes it. */
+static void xp_slice(struct xp_pf *pf, struct xp_track *t, const char *name, int name_len,
+                     const char *cat, int64_t start, int64_t dur, bool *clamped)
+{
+    dur = xp_nest(t, start, dur, clamped);
+    xp_ev(pf, name, name_len, cat, "X", start, t->tid);
+    xp_dur(pf, dur);
+    xp_args(pf);
+}
+
+/* xp_slice on the thread of column tid_col, at columns start_col and
+ * dur_col.  Returns false, having written nothing, when out of memory. */
+static bool xp_thread_slice(struct xp_pf *pf, sqlite3_stmt *st, int tid_col, int start_col,
+                            int dur_col, const char *name, int name_len, const char *cat,
+                            bool *clamped)
+{
+    int64_t start = sqlite3_column_int64(st, start_col);
+    struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, tid_col), start);
+    if (t == NULL)
+        return false;
+    xp_slice(pf, t, name, name_len, cat, start, sqlite3_column_int64(st, dur_col), clamped);
+    return true;
+}
+
+static void xp_slice_end(struct xp_pf *pf, bool clamped)
+{
+    if (clamped)
+        xp_arg_i64(pf, "clamped", 1);
+    xp_end(pf);
+}
+
 /* ---- the sources ------------------------------------------------------- */
 
 typedef void (*xp_emit_fn)(struct xp_pf *pf, sqlite3_stmt *st);
@@ -334,117 +367,93 @@ struct xp_src {
     int64_t ts, sortdur;
 };
 
-enum { C_API, C_DIR, C_BYTES, C_HOSTMEM, C_BLOCKING, C_STREAM, C_DEVICE, C_TID, C_START,
-       C_DUR, C_STATUS, C_FP, C_ID, C_FPKIND };
-static const char xp_copies_sql[] =
-    "SELECT api, direction, bytes, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
-    " status, fingerprint, id, fingerprint_kind FROM copies ORDER BY start_ns, dur_ns DESC";
+/* Where a query's columns are, for the two kinds of operation that can be
+ * async on a stream (copies, memsets); -1: the kind has no such column. */
+struct xp_opcols {
+    const char *cat;
+    int api, dir, bytes, value, hostmem, blocking, stream, device, tid, start, dur, status,
+        fp, fpkind, id;
+};
 
 /* The async side of a copy or memset on its stream's track: the same
  * interval (when it was issued; the database has no device-side times). */
-static void xp_on_stream(struct xp_pf *pf, sqlite3_stmt *st, const char *name, int stream_col,
-                         int device_col, int tid_col, int api_col, int start_col, int dur_col,
-                         int bytes_col, int id_col, const char *cat)
+static void xp_on_stream(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcols *c,
+                         const char *name)
 {
-    const char *api = (const char *)sqlite3_column_text(st, api_col);
-    int64_t start = sqlite3_column_int64(st, start_col), tid = sqlite3_column_int64(st, tid_col);
-    struct xp_track *t = xp_stream(pf, sqlite3_column_int64(st, device_col),
-                                   sqlite3_column_int64(st, stream_col), api, tid, start);
+    const char *api = (const char *)sqlite3_column_text(st, c->api);
+    int64_t start = sqlite3_column_int64(st, c->start), tid = sqlite3_column_int64(st, c->tid);
+    struct xp_track *t = xp_stream(pf, sqlite3_column_int64(st, c->device),
+                                   sqlite3_column_int64(st, c->stream), api, tid, start);
     if (t == NULL)
         return;
     bool clamped;
-    int64_t dur = xp_nest(t, start, sqlite3_column_int64(st, dur_col), &clamped);
-    xp_ev(pf, name, -1, cat, "X", start, t->tid);
-    xp_dur(pf, dur);
-    xp_args(pf);
-    xp_arg_col(pf, "api", st, api_col);
-    xp_arg_coli(pf, "bytes", st, bytes_col);
+    xp_slice(pf, t, name, -1, c->cat, start, sqlite3_column_int64(st, c->dur), &clamped);
+    xp_arg_col(pf, "api", st, c->api);
+    xp_arg_coli(pf, "bytes", st, c->bytes);
     xp_arg_i64(pf, "issued_by_tid", tid);
-    xp_arg_coli(pf, "id", st, id_col);
-    if (clamped)
-        xp_arg_i64(pf, "clamped", 1);
-    xp_end(pf);
+    xp_arg_coli(pf, "id", st, c->id);
+    xp_slice_end(pf, clamped);
 }
 
-static bool xp_is_async(sqlite3_stmt *st, int col)
+/* A copy or memset: a slice on the calling thread named by what it did and
+ * its size ("H2D 4.0 MiB", "memset 1.0 KiB"), and when async another on its
+ * stream's track. */
+static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcols *c)
 {
-    const char *b = (const char *)sqlite3_column_text(st, col);
-    return b != NULL && strncmp(b, "async", 5) == 0; /* async, async_pageable */
+    char name[64], size[32];
+    const char *what = c->dir >= 0 ? (const char *)sqlite3_column_text(st, c->dir) : c->cat;
+    xp_fmt_bytes(size, sizeof size, sqlite3_column_int64(st, c->bytes));
+    snprintf(name, sizeof name, "%s %s", what ? what : c->cat, size);
+
+    bool clamped;
+    if (!xp_thread_slice(pf, st, c->tid, c->start, c->dur, name, -1, c->cat, &clamped))
+        return;
+    xp_arg_col(pf, "api", st, c->api);
+    xp_arg_coli(pf, "bytes", st, c->bytes);
+    if (c->dir >= 0)
+        xp_arg_col(pf, "direction", st, c->dir);
+    if (c->value >= 0)
+        xp_arg_coli(pf, "value", st, c->value);
+    xp_arg_col(pf, "host_mem", st, c->hostmem);
+    xp_arg_col(pf, "blocking", st, c->blocking);
+    xp_arg_hex(pf, "stream", sqlite3_column_int64(st, c->stream));
+    xp_arg_coli(pf, "device", st, c->device);
+    xp_arg_coli(pf, "status", st, c->status);
+    if (c->fp >= 0 && sqlite3_column_type(st, c->fp) != SQLITE_NULL) {
+        xp_arg_hex(pf, "fingerprint", sqlite3_column_int64(st, c->fp));
+        xp_arg_col(pf, "fingerprint_kind", st, c->fpkind);
+    }
+    xp_arg_coli(pf, "id", st, c->id);
+    xp_slice_end(pf, clamped);
+    const char *b = (const char *)sqlite3_column_text(st, c->blocking);
+    if (b != NULL && strncmp(b, "async", 5) == 0) /* async, async_pageable */
+        xp_on_stream(pf, st, c, name);
 }
+
+static const char xp_copies_sql[] =
+    "SELECT api, direction, bytes, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
+    " status, fingerprint, id, fingerprint_kind FROM copies ORDER BY start_ns, dur_ns DESC";
+static const struct xp_opcols xp_copy_cols = {
+    .cat = "copy", .api = 0, .dir = 1, .bytes = 2, .value = -1, .hostmem = 3, .blocking = 4,
+    .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = 11, .id = 12,
+    .fpkind = 13};
 
 static void xp_emit_copy(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    char name[64], size[32];
-    int64_t start = sqlite3_column_int64(st, C_START);
-    const char *dir = (const char *)sqlite3_column_text(st, C_DIR);
-    xp_fmt_bytes(size, sizeof size, sqlite3_column_int64(st, C_BYTES));
-    snprintf(name, sizeof name, "%s %s", dir ? dir : "copy", size);
-
-    struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, C_TID), start);
-    if (t == NULL)
-        return;
-    bool clamped;
-    int64_t dur = xp_nest(t, start, sqlite3_column_int64(st, C_DUR), &clamped);
-    xp_ev(pf, name, -1, "copy", "X", start, t->tid);
-    xp_dur(pf, dur);
-    xp_args(pf);
-    xp_arg_col(pf, "api", st, C_API);
-    xp_arg_coli(pf, "bytes", st, C_BYTES);
-    xp_arg_col(pf, "direction", st, C_DIR);
-    xp_arg_col(pf, "host_mem", st, C_HOSTMEM);
-    xp_arg_col(pf, "blocking", st, C_BLOCKING);
-    xp_arg_hex(pf, "stream", sqlite3_column_int64(st, C_STREAM));
-    xp_arg_coli(pf, "device", st, C_DEVICE);
-    xp_arg_coli(pf, "status", st, C_STATUS);
-    if (sqlite3_column_type(st, C_FP) != SQLITE_NULL) {
-        xp_arg_hex(pf, "fingerprint", sqlite3_column_int64(st, C_FP));
-        xp_arg_col(pf, "fingerprint_kind", st, C_FPKIND);
-    }
-    xp_arg_coli(pf, "id", st, C_ID);
-    if (clamped)
-        xp_arg_i64(pf, "clamped", 1);
-    xp_end(pf);
-    if (xp_is_async(st, C_BLOCKING))
-        xp_on_stream(pf, st, name, C_STREAM, C_DEVICE, C_TID, C_API, C_START, C_DUR, C_BYTES,
-                     C_ID, "copy");
+    xp_emit_op(pf, st, &xp_copy_cols);
 }
 
-enum { M_API, M_BYTES, M_VALUE, M_HOSTMEM, M_BLOCKING, M_STREAM, M_DEVICE, M_TID, M_START,
-       M_DUR, M_STATUS, M_ID };
 static const char xp_memsets_sql[] =
     "SELECT api, bytes, value, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
     " status, id FROM memsets ORDER BY start_ns, dur_ns DESC";
+static const struct xp_opcols xp_memset_cols = {
+    .cat = "memset", .api = 0, .dir = -1, .bytes = 1, .value = 2, .hostmem = 3, .blocking = 4,
+    .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = -1,
+    .fpkind = -1, .id = 11};
 
 static void xp_emit_memset(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    char name[64], size[32];
-    int64_t start = sqlite3_column_int64(st, M_START);
-    xp_fmt_bytes(size, sizeof size, sqlite3_column_int64(st, M_BYTES));
-    snprintf(name, sizeof name, "memset %s", size);
-
-    struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, M_TID), start);
-    if (t == NULL)
-        return;
-    bool clamped;
-    int64_t dur = xp_nest(t, start, sqlite3_column_int64(st, M_DUR), &clamped);
-    xp_ev(pf, name, -1, "memset", "X", start, t->tid);
-    xp_dur(pf, dur);
-    xp_args(pf);
-    xp_arg_col(pf, "api", st, M_API);
-    xp_arg_coli(pf, "bytes", st, M_BYTES);
-    xp_arg_coli(pf, "value", st, M_VALUE);
-    xp_arg_col(pf, "host_mem", st, M_HOSTMEM);
-    xp_arg_col(pf, "blocking", st, M_BLOCKING);
-    xp_arg_hex(pf, "stream", sqlite3_column_int64(st, M_STREAM));
-    xp_arg_coli(pf, "device", st, M_DEVICE);
-    xp_arg_coli(pf, "status", st, M_STATUS);
-    xp_arg_coli(pf, "id", st, M_ID);
-    if (clamped)
-        xp_arg_i64(pf, "clamped", 1);
-    xp_end(pf);
-    if (xp_is_async(st, M_BLOCKING))
-        xp_on_stream(pf, st, name, M_STREAM, M_DEVICE, M_TID, M_API, M_START, M_DUR, M_BYTES,
-                     M_ID, "memset");
+    xp_emit_op(pf, st, &xp_memset_cols);
 }
 
 enum { S_API, S_STREAM, S_DEVICE, S_TID, S_START, S_DUR, S_STATUS, S_ID };
@@ -454,25 +463,17 @@ static const char xp_syncs_sql[] =
 
 static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    int64_t start = sqlite3_column_int64(st, S_START);
-    struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, S_TID), start);
-    if (t == NULL)
-        return;
     bool clamped;
-    int64_t dur = xp_nest(t, start, sqlite3_column_int64(st, S_DUR), &clamped);
     const char *api = (const char *)sqlite3_column_text(st, S_API);
-    xp_ev(pf, api ? api : "sync", api ? sqlite3_column_bytes(st, S_API) : -1, "sync", "X",
-          start, t->tid);
-    xp_dur(pf, dur);
-    xp_args(pf);
+    if (!xp_thread_slice(pf, st, S_TID, S_START, S_DUR, api ? api : "sync",
+                         api ? sqlite3_column_bytes(st, S_API) : -1, "sync", &clamped))
+        return;
     xp_arg_col(pf, "api", st, S_API);
     xp_arg_hex(pf, "stream", sqlite3_column_int64(st, S_STREAM));
     xp_arg_coli(pf, "device", st, S_DEVICE);
     xp_arg_coli(pf, "status", st, S_STATUS);
     xp_arg_coli(pf, "id", st, S_ID);
-    if (clamped)
-        xp_arg_i64(pf, "clamped", 1);
-    xp_end(pf);
+    xp_slice_end(pf, clamped);
 }
 
 enum { E_API, E_STATUS, E_DETAIL, E_RECORD, E_TID, E_START, E_DEVICE, E_COPY };
@@ -561,7 +562,6 @@ static const char xp_push_sql[] =
 
 static void xp_nvtx_args(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    xp_args(pf);
     xp_arg_col(pf, "domain", st, N_DOMAIN);
     xp_arg_coli(pf, "id", st, N_ID);
     if (sqlite3_column_int(st, N_OPEN))
@@ -570,21 +570,15 @@ static void xp_nvtx_args(struct xp_pf *pf, sqlite3_stmt *st)
 
 static void xp_emit_push(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    int64_t start = sqlite3_column_int64(st, N_START);
-    struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, N_TID), start);
-    if (t == NULL)
-        return;
     bool clamped;
-    int64_t dur = xp_nest(t, start, sqlite3_column_int64(st, N_DUR), &clamped);
     const char *name = (const char *)sqlite3_column_text(st, N_NAME);
-    xp_ev(pf, name, name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", "X", start, t->tid);
-    xp_dur(pf, dur);
+    if (!xp_thread_slice(pf, st, N_TID, N_START, N_DUR, name,
+                         name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", &clamped))
+        return;
     xp_nvtx_args(pf, st);
     xp_arg_coli(pf, "depth", st, N_DEPTH);
     xp_arg_coli(pf, "parent_id", st, N_PARENT);
-    if (clamped)
-        xp_arg_i64(pf, "clamped", 1);
-    xp_end(pf);
+    xp_slice_end(pf, clamped);
 }
 
 /* Start/end ranges may end on another thread: async events ("b"/"e",
@@ -605,6 +599,7 @@ static void xp_emit_async(struct xp_pf *pf, sqlite3_stmt *st, const char *ph)
     const char *name = (const char *)sqlite3_column_text(st, N_NAME);
     xp_ev(pf, name, name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", ph, t_ns, t->tid);
     fprintf(pf->out, ",\"id\":\"0x%" PRIx64 "\"", (uint64_t)sqlite3_column_int64(st, N_ID));
+    xp_args(pf);
     xp_nvtx_args(pf, st);
     xp_end(pf);
 }
@@ -740,8 +735,9 @@ int xp_export_perfetto(sqlite3 *db, FILE *out, char *note, size_t notelen, char 
                        size_t errlen)
 {
     struct xp_src src[] = {
-        {xp_copies_sql, C_START, C_DUR, xp_emit_copy, NULL, false, 0, 0},
-        {xp_memsets_sql, M_START, M_DUR, xp_emit_memset, NULL, false, 0, 0},
+        {xp_copies_sql, xp_copy_cols.start, xp_copy_cols.dur, xp_emit_copy, NULL, false, 0, 0},
+        {xp_memsets_sql, xp_memset_cols.start, xp_memset_cols.dur, xp_emit_memset, NULL, false, 0,
+         0},
         {xp_syncs_sql, S_START, S_DUR, xp_emit_sync, NULL, false, 0, 0},
         {xp_errors_sql, E_START, -1, xp_emit_error, NULL, false, 0, 0},
         {xp_allocs_sql, A_T, -1, xp_emit_alloc, NULL, false, 0, 0},

@@ -30,25 +30,26 @@ text = make('notes.txt', b'this is not a database\n' * 100)
 truncated = make('truncated.db', good_bytes[:len(good_bytes) // 2])
 header_only = make('header.db', good_bytes[:100])
 garbage = make('garbage.db', good_bytes[:4096] + bytes(range(256)) * 64)
-other = os.path.join(d, 'other.db')
-c = sqlite3.connect(other)
-c.execute('CREATE TABLE t (x)')
-c.commit()
-c.close()
-newer = make('newer.db', good_bytes)
-c = sqlite3.connect(newer)
-c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-c.execute('PRAGMA user_version = 99')
-c.commit()
-c.close()
+
+
+def edited(name, *sql):
+    """A copy of the good database (or, with no name, a new file) changed by sql."""
+    p = make(name, good_bytes) if not name.startswith('new:') else os.path.join(d, name[4:])
+    c = sqlite3.connect(p)
+    for q in sql:
+        c.execute(q)
+    c.commit()
+    c.close()
+    return p
+
+
+other = edited('new:other.db', 'CREATE TABLE t (x)')
+newer = edited('newer.db', "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+               'PRAGMA user_version = 99')
 # A damaged schema: SQLite's message quotes its SQL, line break included.
-schema = make('schema.db', good_bytes)
-c = sqlite3.connect(schema)
-c.execute('PRAGMA writable_schema = ON')
-c.execute("UPDATE sqlite_master SET sql = 'CREATE VIEW errors AS SELECT 1,' || char(10) || "
-          "' \"oops' WHERE name = 'errors'")
-c.commit()
-c.close()
+schema = edited('schema.db', 'PRAGMA writable_schema = ON',
+                "UPDATE sqlite_master SET sql = 'CREATE VIEW errors AS SELECT 1,' || char(10) || "
+                "' \"oops' WHERE name = 'errors'")
 missing = os.path.join(d, 'missing.db')
 
 
