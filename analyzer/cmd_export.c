@@ -157,6 +157,14 @@ int xp_command_export(int argc, char **argv)
         return 2;
     }
 
+    /* "export run.db -o run.db" would rename the trace over the run. */
+    struct stat sd, so;
+    if (output != NULL && stat(db_path, &sd) == 0 && stat(output, &so) == 0 &&
+        sd.st_dev == so.st_dev && sd.st_ino == so.st_ino) {
+        fprintf(stderr, "xferprof export: %s: is the database itself; choose another -o\n", output);
+        return 2;
+    }
+
     sqlite3 *db = xp_export_open(db_path);
     if (db == NULL)
         return 2;
