@@ -13,6 +13,7 @@ static const struct {
     {"recover", xp_command_recover, "finish the databases of processes that died while profiled"},
     {"report", xp_command_report, "report on run databases: totals, call sites, findings"},
     {"diff", xp_command_diff, "compare two runs call site by call site"},
+    {"export", xp_command_export, "write a run as a Perfetto/Chrome trace (JSON) or the copies as CSV"},
 };
 #define XP_NCOMMANDS (sizeof xp_commands / sizeof xp_commands[0])
 

@@ -13,5 +13,6 @@ int xp_command_run(int argc, char **argv);
 int xp_command_recover(int argc, char **argv);
 int xp_command_report(int argc, char **argv);
 int xp_command_diff(int argc, char **argv);
+int xp_command_export(int argc, char **argv);
 
 #endif

@@ -1,0 +1,242 @@
+/* cmd_export.c: `xferprof export DB [--format perfetto|csv] [-o FILE]`: options, opening
+ * the database (recovering a pending journal first) and the output file. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xp_commands.h"
+#include "xp_export.h"
+#include "xp_format.h"
+#include "xp_ingest.h"
+#include "xp_schema.h"
+
+#define XP_EXPORT_SYNOPSIS "xferprof export DB [--format perfetto|csv] [-o FILE]"
+
+static void xp_export_usage(FILE *f)
+{
+    fprintf(f, "Usage: " XP_EXPORT_SYNOPSIS "\n"
+               "\n"
+               "Writes a run database in another format:\n"
+               "  perfetto  Chrome trace-event JSON (the default): open it in\n"
+               "            https://ui.perfetto.dev or chrome://tracing. Copies, memsets and\n"
+               "            syncs on their threads, async operations also on a track per\n"
+               "            stream, failed calls, device and pinned memory in use, NVTX ranges.\n"
+               "  csv       the copies view, one row per copy, with a header row.\n"
+               "\n"
+               "Options:\n"
+               "  -f, --format FMT   perfetto or csv\n"
+               "  -o, --output FILE  write to FILE (replaced only once complete); '-' or\n"
+               "                     none: standard output\n"
+               "\n"
+               "A journal left by a process that died (DB" XP_JOURNAL_SUFFIX ") is recovered\n"
+               "into DB first. docs/export.md describes the output.\n"
+               "\n"
+               "Exit status: 0, or 2 for bad usage or a database that cannot be read.\n");
+}
+
+/* The value of option argv[*i] ("-o X", "--output X", "--output=X",
+ * "-oX"), advancing *i past it; NULL when it is not this option.  *missing
+ * is set when the option is there without a value. */
+static const char *xp_opt(int argc, char **argv, int *i, const char *shrt, const char *lng,
+                          bool *missing)
+{
+    const char *a = argv[*i];
+    size_t ll = strlen(lng), sl = strlen(shrt);
+    if (strcmp(a, shrt) == 0 || strcmp(a, lng) == 0) {
+        if (*i + 1 >= argc) {
+            *missing = true;
+            return NULL;
+        }
+        return argv[++*i];
+    }
+    if (strncmp(a, lng, ll) == 0 && a[ll] == '=')
+        return a + ll + 1;
+    if (strncmp(a, shrt, sl) == 0 && a[sl] != '\0' && a[1] != '-')
+        return a + sl;
+    return NULL;
+}
+
+/* Bad usage: what is wrong, then the synopsis. */
+static int xp_export_bad_usage(const char *what, const char *arg)
+{
+    fprintf(stderr, "xferprof export: %s%s%s%s\n"
+                    "Usage: " XP_EXPORT_SYNOPSIS " (see 'xferprof export --help')\n",
+            what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+    return 2;
+}
+
+/* Prints "xferprof export: MSG" as one line: SQLite's messages about a
+ * corrupt schema quote the schema's SQL, line breaks included. */
+static void xp_export_error(const char *msg)
+{
+    char line[512];
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 4 < sizeof line; p++)
+        line[n++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+    if (msg[n] != '\0')
+        memcpy(line + n, "...", 3), n += 3;
+    line[n] = '\0';
+    fprintf(stderr, "xferprof export: %s\n", line);
+}
+
+/* Opens path for reading, recovering its journal first.  Returns the
+ * connection or NULL after printing the one-line reason. */
+static sqlite3 *xp_export_open(const char *path)
+{
+    char journal[4096], err[1024];
+    sqlite3 *db = NULL;
+    if (snprintf(journal, sizeof journal, "%s%s", path, XP_JOURNAL_SUFFIX) >=
+        (int)sizeof journal) {
+        fprintf(stderr, "xferprof export: %s: path too long\n", path);
+        return NULL;
+    }
+    /* A pending journal holds the end of the run: export what the run did,
+     * not what the background ingest had stored when the process died.
+     * Without one nothing is written, and a read-only open works on a file
+     * we may not write. */
+    if (access(journal, F_OK) == 0) {
+        bool did = false;
+        if (xp_recover(path, &did, err, sizeof err) != 0) {
+            char line[1200];
+            /* Ingest's reasons usually start with the file they are about. */
+            if (strncmp(err, path, strlen(path)) == 0)
+                snprintf(line, sizeof line, "%s", err);
+            else
+                snprintf(line, sizeof line, "%s: %s", path, err);
+            xp_export_error(line);
+            return NULL;
+        }
+    }
+    if (xp_db_open_readonly(path, &db, err, sizeof err) != 0) {
+        xp_export_error(err);
+        return NULL;
+    }
+    return db;
+}
+
+int xp_command_export(int argc, char **argv)
+{
+    const char *db_path = NULL, *format = "perfetto", *output = NULL;
+    bool options_done = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool missing = false;
+        if (options_done || a[0] != '-' || a[1] == '\0') {
+            if (db_path != NULL)
+                return xp_export_bad_usage("more than one database given:", a);
+            db_path = a;
+        } else if (strcmp(a, "--") == 0) {
+            options_done = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            xp_export_usage(stdout);
+            return 0;
+        } else if ((v = xp_opt(argc, argv, &i, "-f", "--format", &missing)) != NULL) {
+            format = v;
+        } else if ((v = xp_opt(argc, argv, &i, "-o", "--output", &missing)) != NULL) {
+            output = v;
+        } else if (missing) {
+            return xp_export_bad_usage("missing value for option", a);
+        } else {
+            return xp_export_bad_usage("unknown option", a);
+        }
+    }
+    bool perfetto = strcmp(format, "perfetto") == 0, csv = strcmp(format, "csv") == 0;
+    if (!perfetto && !csv)
+        return xp_export_bad_usage("unknown format (not perfetto or csv):", format);
+    if (db_path == NULL)
+        return xp_export_bad_usage("no database given", NULL);
+    if (output != NULL && strcmp(output, "-") == 0)
+        output = NULL;
+    if (output != NULL && output[0] == '\0') {
+        fprintf(stderr, "xferprof export: empty output path\n");
+        return 2;
+    }
+
+    /* "export run.db -o run.db" would rename the trace over the run. */
+    struct stat sd, so;
+    if (output != NULL && stat(db_path, &sd) == 0 && stat(output, &so) == 0 &&
+        sd.st_dev == so.st_dev && sd.st_ino == so.st_ino) {
+        fprintf(stderr, "xferprof export: %s: is the database itself; choose another -o\n", output);
+        return 2;
+    }
+
+    sqlite3 *db = xp_export_open(db_path);
+    if (db == NULL)
+        return 2;
+
+    /* A file is written beside its final name and renamed over it once
+     * complete: a failed export leaves nothing half-written, and the old
+     * file (if any) as it was. */
+    char *tmp = NULL;
+    FILE *out = stdout;
+    if (output != NULL) {
+        size_t n = strlen(output) + sizeof ".tmpXXXXXX";
+        tmp = malloc(n);
+        int fd = -1;
+        if (tmp != NULL) {
+            snprintf(tmp, n, "%s.tmpXXXXXX", output);
+            fd = mkstemp(tmp);
+        }
+        if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
+            fprintf(stderr, "xferprof export: %s: %s\n", output,
+                    tmp == NULL ? "out of memory" : strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp);
+            }
+            free(tmp);
+            sqlite3_close(db);
+            return 2;
+        }
+        /* mkstemp makes 0600; an export is an ordinary file (0666 & ~umask). */
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
+    }
+    static char buf[1 << 16];
+    setvbuf(out, buf, _IOFBF, sizeof buf);
+
+    char err[1024] = "", note[512] = "";
+    int rc = perfetto ? xp_export_perfetto(db, out, note, sizeof note, err, sizeof err)
+                      : xp_export_csv(db, out, err, sizeof err);
+    if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+        snprintf(err, sizeof err, "%s: %s", output ? output : "standard output",
+                 strerror(errno ? errno : EIO));
+        rc = -1;
+    } else if (rc != 0) {
+        /* Reading failed part-way: the database is at fault. */
+        char why[1024];
+        snprintf(why, sizeof why, "%s: %s", db_path, err);
+        snprintf(err, sizeof err, "%s", why);
+    }
+    if (note[0]) {
+        char line[1200];
+        snprintf(line, sizeof line, "%s: %s", db_path, note);
+        xp_export_error(line);
+    }
+    sqlite3_close(db);
+
+    if (output != NULL) {
+        if (fclose(out) != 0 && rc == 0) {
+            snprintf(err, sizeof err, "%s: %s", output, strerror(errno));
+            rc = -1;
+        }
+        if (rc == 0 && rename(tmp, output) != 0) {
+            snprintf(err, sizeof err, "%s: %s", output, strerror(errno));
+            rc = -1;
+        }
+        if (rc != 0)
+            unlink(tmp);
+        free(tmp);
+    }
+    if (rc != 0) {
+        xp_export_error(err);
+        return 2;
+    }
+    return 0;
+}
