@@ -37,8 +37,13 @@
     } while (0)
 
 /* Call sites are named functions that the compiler must not fold into their
- * callers: the report names a site by its innermost frame's function. */
+ * callers, nor clone under another name (GCC's "f.constprop.0"): the report
+ * names a site by its innermost frame's function. */
+#if defined(__clang__)
 #define EX_SITE __attribute__((noinline))
+#else
+#define EX_SITE __attribute__((noinline, noclone))
+#endif
 
 /* One expected finding: "xferprof-expect rule=R site=F count=N bytes=B [k=v...]".
  * site "-" is a finding without a call site of its own (per device); bytes < 0

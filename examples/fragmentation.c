@@ -27,9 +27,13 @@ static EX_SITE void *alloc_block(void)
     return p;
 }
 
+/* Not `return cudaMalloc(...)`: a tail call would leave main as the site. */
 static EX_SITE cudaError_t alloc_big(void **p)
 {
-    return cudaMalloc(p, BIG_BYTES);
+    cudaError_t e = cudaMalloc(p, BIG_BYTES);
+    if (e != cudaSuccess)
+        fprintf(stderr, "alloc_big: %s\n", cudaGetErrorName(e));
+    return e;
 }
 
 int main(void)

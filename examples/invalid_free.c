@@ -11,14 +11,22 @@
  * (No bytes: a free that fails frees nothing.) */
 #include "example_util.h"
 
+/* Each site reports its own failure: a plain `return cudaFree(p)` would be
+ * compiled as a tail call, and the stack would then name the caller. */
 static EX_SITE cudaError_t release_buffer(void *p)
 {
-    return cudaFree(p);
+    cudaError_t e = cudaFree(p);
+    if (e != cudaSuccess)
+        fprintf(stderr, "release_buffer(%p): %s\n", p, cudaGetErrorName(e));
+    return e;
 }
 
 static EX_SITE cudaError_t free_foreign(void *p)
 {
-    return cudaFree(p);
+    cudaError_t e = cudaFree(p);
+    if (e != cudaSuccess)
+        fprintf(stderr, "free_foreign(%p): %s\n", p, cudaGetErrorName(e));
+    return e;
 }
 
 int main(void)

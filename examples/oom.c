@@ -18,9 +18,13 @@ static EX_SITE void *alloc_weights(size_t bytes)
     return p;
 }
 
+/* Not `return cudaMalloc(...)`: a tail call would leave main as the site. */
 static EX_SITE cudaError_t alloc_activations(void **p, size_t bytes)
 {
-    return cudaMalloc(p, bytes);
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess)
+        fprintf(stderr, "alloc_activations: %s\n", cudaGetErrorName(e));
+    return e;
 }
 
 int main(void)
