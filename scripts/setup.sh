@@ -11,6 +11,7 @@ packages=(
   libxxhash-dev
   libdw-dev libelf-dev
   libcmocka-dev
+  clang
 )
 
 missing=()

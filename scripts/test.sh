@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds with warnings as errors, and runs the whole test suite: the
 # default build, then the simulator's tests and all unit tests again under
-# AddressSanitizer (with UBSan) and under ThreadSanitizer.  Ends with one line
-# "N passed, N failed" (", N skipped" when any were) summed over the three runs.
+# AddressSanitizer (with UBSan) and under ThreadSanitizer, then each fuzz
+# target for FUZZ_SECONDS (default 20) in the fuzz build (scripts/fuzz.sh).
+# Ends with one line "N passed, N failed" (", N skipped" when any were) summed
+# over the three runs, each fuzz target counting as one test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -32,9 +34,25 @@ run_suite build ""
 run_suite build-asan "--suite sim --suite unit" -Db_sanitize=address,undefined -Db_lundef=false
 run_suite build-tsan "--suite sim --suite unit" -Db_sanitize=thread -Db_lundef=false
 
+# The fuzz targets: a failure is counted below (from fuzz-results.txt), not here.
+rm -f build-fuzz/fuzz-results.txt
+echo "== build-fuzz: scripts/fuzz.sh ${FUZZ_SECONDS:-20}" >&2
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}" build-fuzz >&2 || true
+if [ ! -s build-fuzz/fuzz-results.txt ]; then
+  echo "fuzz build or seeds failed" >&2
+  status=1
+fi
+
 python3 - build build-asan build-tsan <<'PY'
 import json, os, sys
 passed = failed = skipped = 0
+fuzz = os.path.join('build-fuzz', 'fuzz-results.txt')
+if os.path.exists(fuzz):
+    for line in open(fuzz):
+        if line.split()[1:] == ['OK']:
+            passed += 1
+        elif line.strip():
+            failed += 1
 for d in sys.argv[1:]:
     log = os.path.join(d, 'meson-logs', 'testlog.json')
     if not os.path.exists(log):
