@@ -19,6 +19,7 @@
 #include "xp_runtime_export.h"
 
 #undef cuGetProcAddress
+#undef cuMemPrefetchAsync
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
@@ -404,25 +405,8 @@ __asm__(".pushsection .text\n"
         return rc;                                                                      \
     }                                                                                   \
     XP_DRV_EXPORT(name)
-#define XP_IGNORE(...)
-#define XP_COPY XP_IGNORE
-#define XP_COPY2D XP_IGNORE
-#define XP_ALLOC XP_IGNORE
-#define XP_REGISTER XP_IGNORE
-#define XP_FREE XP_IGNORE
-#define XP_SYNC XP_IGNORE
-#define XP_MEMSET XP_IGNORE
-#define XP_LAUNCH XP_IGNORE
-#include "xp_driver_hooks.def"
-#undef XP_COPY
-#undef XP_COPY2D
-#undef XP_ALLOC
-#undef XP_REGISTER
-#undef XP_FREE
-#undef XP_SYNC
-#undef XP_MEMSET
-#undef XP_LAUNCH
-#undef XP_PROCADDRESS
+#define XP_DRV_EACH(...)   /* the recorded calls: xp_driver_hooks.c */
+#include "xp_driver_each.h"
 
 /* ---- cudaGetDriverEntryPoint(ByVersion)(_ptsz) ----------------------------- */
 

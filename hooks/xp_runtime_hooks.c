@@ -83,6 +83,8 @@ static inline void hook_copy(const xp_scope *s, xp_api api, const void *dst, con
     c.bytes = count;
     c.stream = (uint64_t)(uintptr_t)stream;
     c.width = c.height = c.spitch = c.dpitch = 0;
+    c.depth = 0;   /* sslice and dslice are not read */
+    c.migrate = 0;
     c.async = async;
     c.device_sides = 0;
     c.has_device = false;
@@ -98,6 +100,95 @@ static inline void hook_copy2d(const xp_scope *s, xp_api api, const void *dst, s
                       .src = (uint64_t)(uintptr_t)src, .bytes = (uint64_t)width * height,
                       .stream = (uint64_t)(uintptr_t)stream, .kind = kind, .async = async,
                       .width = width, .height = height, .spitch = spitch, .dpitch = dpitch};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* One side of a 3D copy: the first byte of its box, its row and slice
+ * pitches.  An array is device memory with no address, laid out tight. */
+static inline void pitched_side(const void *array, struct cudaPitchedPtr p, struct cudaPos pos,
+                                struct cudaExtent e, uint64_t *addr, uint64_t *pitch,
+                                uint64_t *slice)
+{
+    if (array != NULL || p.ptr == NULL) {
+        *addr = 0;
+        *pitch = e.width;
+        *slice = (uint64_t)e.width * e.height;
+        return;
+    }
+    *addr = (uint64_t)(uintptr_t)p.ptr + ((uint64_t)pos.z * p.ysize + pos.y) * p.pitch + pos.x;
+    *pitch = p.pitch;
+    *slice = (uint64_t)p.pitch * p.ysize;
+}
+
+/* A cudaMemcpy3D without arrays takes positions and the extent's width in
+ * bytes (with arrays, in elements: bytes are then the extent as given). */
+static inline void box_copy(xp_copy_call *c, xp_api api, struct cudaExtent e,
+                            cudaStream_t stream, bool async)
+{
+    c->api = api;
+    c->bytes = (uint64_t)e.width * e.height * e.depth;
+    c->stream = (uint64_t)(uintptr_t)stream;
+    c->async = async;
+    c->width = e.width;
+    c->height = e.height;
+    c->depth = e.depth;
+}
+
+static void hook_copy3d_parms(const xp_scope *s, xp_api api, const struct cudaMemcpy3DParms *p,
+                              cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = {.kind = 4};
+    if (p != NULL) {
+        box_copy(&c, api, p->extent, stream, async);
+        c.kind = p->kind;
+        pitched_side(p->srcArray, p->srcPtr, p->srcPos, p->extent, &c.src, &c.spitch, &c.sslice);
+        pitched_side(p->dstArray, p->dstPtr, p->dstPos, p->extent, &c.dst, &c.dpitch, &c.dslice);
+        c.device_sides = (p->srcArray ? XP_SIDE_SRC_DEVICE : 0u) |
+                         (p->dstArray ? XP_SIDE_DST_DEVICE : 0u);
+    } else {
+        box_copy(&c, api, (struct cudaExtent){0, 0, 0}, stream, async);
+    }
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* A peer copy: device to device, on the destination's device. */
+static void hook_copy3d_peer(const xp_scope *s, xp_api api, const struct cudaMemcpy3DPeerParms *p,
+                             cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = {.kind = 255, .device_sides = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE,
+                      .has_device = p != NULL, .device = p != NULL ? p->dstDevice : 0};
+    box_copy(&c, api, p != NULL ? p->extent : (struct cudaExtent){0, 0, 0}, stream, async);
+    if (p != NULL) {
+        pitched_side(p->srcArray, p->srcPtr, p->srcPos, p->extent, &c.src, &c.spitch, &c.sslice);
+        pitched_side(p->dstArray, p->dstPtr, p->dstPos, p->extent, &c.dst, &c.dpitch, &c.dslice);
+    }
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* Each copy of a batch is a row of its own, as the same cudaMemcpyAsync
+ * would be (the batch takes no kind: sides by address).  Read from the
+ * program's arrays after the call, which leaves them alone; a batch the
+ * runtime refused for its arrays is one empty row (the failure is seen). */
+static void hook_batch(const xp_scope *s, xp_api api, void *const *dsts, const void *const *srcs,
+                       const size_t *sizes, size_t count, cudaStream_t stream, cudaError_t rc)
+{
+    bool arrays = dsts != NULL && srcs != NULL && sizes != NULL && count > 0;
+    for (size_t i = 0; i < (arrays ? count : 1); i++)
+        hook_copy(s, api, arrays ? dsts[i] : NULL, arrays ? srcs[i] : NULL,
+                  arrays ? sizes[i] : 0, 255, stream, true, rc);
+}
+
+/* A prefetch of managed memory to a device (H2D) or to the host (D2H):
+ * recorded as the traffic it is. */
+static void hook_prefetch(const xp_scope *s, xp_api api, const void *ptr, size_t count,
+                          struct cudaMemLocation loc, cudaStream_t stream, cudaError_t rc)
+{
+    bool to_device = loc.type == cudaMemLocationTypeDevice && loc.id != cudaCpuDeviceId;
+    xp_copy_call c = {.api = api, .kind = 255, .dst = (uint64_t)(uintptr_t)ptr,
+                      .src = (uint64_t)(uintptr_t)ptr, .bytes = count,
+                      .stream = (uint64_t)(uintptr_t)stream, .async = true,
+                      .migrate = to_device ? XP_DIR_H2D : XP_DIR_D2H,
+                      .has_device = to_device, .device = to_device ? loc.id : 0};
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -169,6 +260,23 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     XP_HOOK_BODY(name, params, args, (void)0,                                           \
                  hook_peer(&scope, XP_API_##name, (dst), (dst_device), (src), (count),  \
                            (stream), (is_async), rc))
+
+/* desc: a cudaMemcpy3DParms or a cudaMemcpy3DPeerParms. */
+#define XP_COPY3D(name, is_async, params, args, desc, stream)                          \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 _Generic((desc), const struct cudaMemcpy3DParms *: hook_copy3d_parms,  \
+                          const struct cudaMemcpy3DPeerParms *: hook_copy3d_peer)(      \
+                     &scope, XP_API_##name, (desc), (stream), (is_async), rc))
+
+#define XP_BATCH(name, params, args, dsts, srcs, sizes, count, stream)                  \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_batch(&scope, XP_API_##name, (dsts), (srcs), (sizes), (count),    \
+                            (stream), rc))
+
+#define XP_PREFETCH(name, params, args, ptr, count, location, stream)                   \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_prefetch(&scope, XP_API_##name, (ptr), (count), (location),       \
+                               (stream), rc))
 
 /* to_symbol: mem is the source and the symbol the destination. */
 #define XP_SYMBOL(name, is_async, to_symbol, params, args, symbol, mem, count, offset, kind, \

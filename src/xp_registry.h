@@ -33,7 +33,17 @@ bool xp_registry_lookup(uint64_t addr, xp_range *out);
  * ("this page is pageable") know when to forget them. */
 uint64_t xp_registry_generation(void);
 
-/* Drops every entry (context reset). */
+/* Drops every entry of both tables (context reset). */
 void xp_registry_clear(void);
+
+/* The second table: allocations that are no memory at their address
+ * (reserved address ranges keyed by their base, physical allocation
+ * handles keyed by the handle's value, size 1).  Apart from the first, so
+ * that classifying a copy's pointers never finds them, and a mapping
+ * inside a reservation does not replace the reservation.  Same semantics
+ * as the functions above; a lookup finds the entry containing key. */
+bool xp_handles_add(const xp_range *r);
+bool xp_handles_remove(uint64_t key, unsigned kinds, xp_range *out);
+bool xp_handles_lookup(uint64_t key, xp_range *out);
 
 #endif
