@@ -412,13 +412,13 @@ __asm__(".pushsection .text\n"
 
 /* The runtime may initialize itself and the driver inside: one level deeper,
  * so nothing it does there is recorded as the program's driver calls. */
-#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
-    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params;             \
-    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params              \
+#define XP_EP_FN(fn, version, name, params, args, symbol, pfn)                          \
+    __attribute__((visibility("default"))) cudaError_t fn params;                       \
+    __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
         static _Atomic(void *) real_slot;                                               \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
+            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, (version));      \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_depth++;                                                                     \
@@ -427,7 +427,8 @@ __asm__(".pushsection .text\n"
         if (rc == cudaSuccess)                                                          \
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \
-    }                                                                                   \
-    XP_RUNTIME_EXPORTS(xp_ep_, name)
+    }
+#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
+    XP_RUNTIME_VERSIONS(XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
 #include "xp_lookup_hooks.def"
 #undef XP_ENTRY_POINT

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,15 +17,64 @@
 #include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
- * cudaMalloc@@libcudart.so.13, and so on); the newest loaded one wins, and
- * a runtime without versions is found by plain name. */
+ * cudaMalloc@@libcudart.so.13, and so on), indexed by XP_RT_V*. */
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
                                                "libcudart.so.11"};
+#define N_VERSIONS (sizeof runtime_versions / sizeof runtime_versions[0])
 
-__attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const char *name, bool say)
+/* dl_iterate_phdr's search for a loaded runtime of one version. */
+typedef struct runtime_search {
+    const char *version;      /* "libcudart.so.12": also the file name's start */
+    char path[4096];          /* OUT: the first such object's path, "" if none */
+} runtime_search;
+
+static int find_runtime_file(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    runtime_search *rs = data;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t n = strlen(rs->version);
+    if (strncmp(base, rs->version, n) != 0 || (base[n] != '\0' && base[n] != '.') ||
+        strlen(name) >= sizeof rs->path)
+        return 0;
+    memcpy(rs->path, name, strlen(name) + 1);
+    return 1;
+}
+
+/* name at `version` in the loaded runtime of that version itself: a
+ * runtime that came with a library dlopen()ed with RTLD_LOCAL (a plugin
+ * built against another CUDA) is in no scope RTLD_NEXT searches.  A lookup
+ * in its handle searches it first (then its own dependencies, never the
+ * preload). */
+static void *loaded_runtime_symbol(const char *name, const char *version)
+{
+    runtime_search rs = {.version = version, .path = ""};
+    /* The path first, the lookup after: no dlopen inside the iteration. */
+    if (dl_iterate_phdr(find_runtime_file, &rs) == 0)
+        return NULL;
+    void *h = dlopen(rs.path, RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *fn = dlvsym(h, name, version);
+    dlclose(h);   /* NOLOAD took a reference of a library that stays loaded */
+    return fn;
+}
+
+/* The version its caller was linked against first (the next definition
+ * after libxferprof, else the loaded runtime of that version), then the
+ * newest loaded one, and a runtime without versions by plain name. */
+__attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const char *name,
+                                                unsigned prefer, bool say)
 {
     void *fn = NULL;
-    for (size_t i = 0; fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0]; i++)
+    if (prefer < N_VERSIONS) {
+        fn = dlvsym(RTLD_NEXT, name, runtime_versions[prefer]);
+        if (fn == NULL)
+            fn = loaded_runtime_symbol(name, runtime_versions[prefer]);
+    }
+    for (size_t i = 0; fn == NULL && i < N_VERSIONS; i++)
         fn = dlvsym(RTLD_NEXT, name, runtime_versions[i]);
     if (fn == NULL)
         fn = dlsym(RTLD_NEXT, name);
@@ -42,14 +93,17 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
 
 /* The common frame of every hook: `always` runs after the real call (with
  * `rc` its result) whether or not the call is recorded, `record` only when
- * it is; errno is saved around both. */
-#define XP_HOOK_BODY(name, params, args, always, record)                                \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params;           \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params            \
+ * it is; errno is saved around both.  One per runtime version (`version`,
+ * XP_RT_V*), each forwarding to that version's function. */
+#define XP_HOOK_FN(fn, version, name, params, args, always, record)                     \
+    __attribute__((visibility("default"))) cudaError_t fn params;                       \
+    __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
         static _Atomic(void *) real_slot;                                               \
+        const unsigned hook_version = (version); /* for `record` (hook_symbol) */       \
+        (void)hook_version;                                                             \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
+            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, hook_version);   \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
@@ -64,8 +118,10 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
         errno = saved_errno;                                                            \
         xp_scope_leave();                                                               \
         return rc;                                                                      \
-    }                                                                                   \
-    XP_RUNTIME_EXPORTS(xp_hook_, name)
+    }
+
+#define XP_HOOK_BODY(name, params, args, always, record)                                \
+    XP_RUNTIME_VERSIONS(XP_HOOK_FN, xp_hook_, name, params, args, always, record)
 
 /* What each kind of hook hands the engine (functions, so the macros below
  * pass plain argument lists). */
@@ -214,12 +270,14 @@ static inline void hook_peer(const xp_scope *s, xp_api api, const void *dst, int
  * (a failed or empty copy) the symbol's own address as passed, its host
  * shadow, plus offset.  Called with the hook's scope entered: whatever the
  * runtime does inside is not recorded. */
-static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, size_t count)
+static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, size_t count,
+                            unsigned version)
 {
-    static _Atomic(void *) slot;
-    if (rc == cudaSuccess && count > 0) {
-        cudaError_t (*get)(void **, const void *) =
-            (cudaError_t (*)(void **, const void *))lookup_runtime(&slot, "cudaGetSymbolAddress");
+    /* The copy's own runtime: the one that registered the symbol. */
+    static _Atomic(void *) slots[XP_RT_V11 + 1];
+    if (rc == cudaSuccess && count > 0 && version <= XP_RT_V11) {
+        cudaError_t (*get)(void **, const void *) = (cudaError_t (*)(void **, const void *))
+            lookup_runtime(&slots[version], "cudaGetSymbolAddress", version);
         void *p = NULL;
         if (get != NULL && get(&p, symbol) == cudaSuccess && p != NULL)
             return (uint64_t)(uintptr_t)p + offset;
@@ -227,11 +285,11 @@ static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, s
     return (uint64_t)(uintptr_t)symbol + offset;
 }
 
-static inline void hook_symbol(const xp_scope *s, xp_api api, bool to_symbol,
+static inline void hook_symbol(const xp_scope *s, xp_api api, unsigned version, bool to_symbol,
                                const void *symbol, const void *mem, size_t count, size_t offset,
                                int kind, cudaStream_t stream, bool async, cudaError_t rc)
 {
-    uint64_t var = symbol_side(rc, symbol, offset, count);
+    uint64_t var = symbol_side(rc, symbol, offset, count, version);
     uint64_t host = (uint64_t)(uintptr_t)mem;
     xp_copy_call c = {.api = api, .dst = to_symbol ? var : host, .src = to_symbol ? host : var,
                       .bytes = count, .stream = (uint64_t)(uintptr_t)stream, .kind = kind,
@@ -282,8 +340,8 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
 #define XP_SYMBOL(name, is_async, to_symbol, params, args, symbol, mem, count, offset, kind, \
                   stream)                                                               \
     XP_HOOK_BODY(name, params, args, (void)0,                                           \
-                 hook_symbol(&scope, XP_API_##name, (to_symbol), (symbol), (mem), (count), \
-                             (offset), (int)(kind), (stream), (is_async), rc))
+                 hook_symbol(&scope, XP_API_##name, hook_version, (to_symbol), (symbol), \
+                             (mem), (count), (offset), (int)(kind), (stream), (is_async), rc))
 
 #define XP_MEMSET(name, is_async, params, args, ptr, value, count, stream)              \
     XP_HOOK_BODY(name, params, args, (void)0,                                           \
