@@ -750,7 +750,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     xp_journal_commit(r);
 }
 
-/* Kept in the handles table, not the address registry (xp_handles_add). */
+/* Kept in the handles table, not the memory table (xp_registry.h). */
 static bool handle_kind(uint8_t k)
 {
     return k == XP_ALLOC_RESERVED || k == XP_ALLOC_PHYSICAL;
@@ -776,7 +776,7 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
         xp_range range = {.base = ptr, .size = size, .alloc_id = id, .kind = kind,
                           .device = device};
         if (handle_kind(kind))
-            xp_handles_add(&range);
+            xp_table_add(XP_TABLE_HANDLES, &range);
         else
             xp_registry_add(&range);
     } else if (status == 2 /* cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY */ &&
@@ -799,7 +799,7 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
 int xp_physical_device(uint64_t handle)
 {
     xp_range r;
-    return xp_handles_lookup(handle, &r) && r.kind == XP_ALLOC_PHYSICAL ? r.device
+    return xp_table_lookup(XP_TABLE_HANDLES, handle, &r) && r.kind == XP_ALLOC_PHYSICAL ? r.device
                                                                          : XP_DEVICE_OF_KIND;
 }
 
@@ -813,7 +813,7 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
     for (bool first = true;; first = false) {
         xp_range range = {0};   /* alloc_id 0 unless a live allocation is removed */
         if (status == 0 && handles)
-            xp_handles_remove(at, kinds, &range);
+            xp_table_remove(XP_TABLE_HANDLES, at, kinds, &range);
         else if (status == 0)
             xp_registry_remove(at, kinds, &range);
         /* Past the first, only allocations the span really ended. */

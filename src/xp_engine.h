@@ -119,7 +119,7 @@ uint64_t xp_kernel_seq(int device);
 /* An allocation on `device` (or XP_DEVICE_OF_KIND): ptr is what the call
  * returned (ignored when it failed).  Reserved ranges and physical handles
  * are kept apart from the memory that copies are classified by
- * (xp_handles_add). */
+ * (XP_TABLE_HANDLES). */
 void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
                         uint64_t bytes, int device, int status);
 

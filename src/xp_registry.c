@@ -27,9 +27,11 @@ typedef struct table {
     pthread_once_t map_once;
 } table;
 
-/* The two tables (see xp_registry.h): memory at addresses, and handles. */
-static table addresses = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT};
-static table handles = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT};
+/* The two tables (see xp_registry.h), by xp_table. */
+static table tables[] = {
+    [XP_TABLE_MEMORY] = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT},
+    [XP_TABLE_HANDLES] = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT},
+};
 
 static slot *map_table(void)
 {
@@ -39,15 +41,18 @@ static slot *map_table(void)
 }
 
 /* pthread_once takes no argument: one initializer per table. */
-static void map_addresses(void)
+static void map_memory(void)
 {
-    addresses.slots = map_table();
+    tables[XP_TABLE_MEMORY].slots = map_table();
 }
 
 static void map_handles(void)
 {
-    handles.slots = map_table();
+    tables[XP_TABLE_HANDLES].slots = map_table();
 }
+
+static void (*const mappers[])(void) = {[XP_TABLE_MEMORY] = map_memory,
+                                        [XP_TABLE_HANDLES] = map_handles};
 
 static void load_slot(const slot *slots, size_t i, xp_range *r)
 {
@@ -115,9 +120,10 @@ static void move_slots(slot *slots, size_t to, size_t from, size_t n)
     }
 }
 
-static bool table_add(table *t, void (*map)(void), const xp_range *r)
+bool xp_table_add(xp_table which, const xp_range *r)
 {
-    pthread_once(&t->map_once, map);
+    table *t = &tables[which];
+    pthread_once(&t->map_once, mappers[which]);
     slot *slots = t->slots;
     if (slots == NULL || r->size == 0)
         return false;
@@ -150,8 +156,9 @@ static bool table_add(table *t, void (*map)(void), const xp_range *r)
     return ok;
 }
 
-static bool table_remove(table *t, uint64_t base, unsigned kinds, xp_range *out)
+bool xp_table_remove(xp_table which, uint64_t base, unsigned kinds, xp_range *out)
 {
+    table *t = &tables[which];
     slot *slots = t->slots;
     if (slots == NULL)
         return false;
@@ -173,8 +180,9 @@ static bool table_remove(table *t, uint64_t base, unsigned kinds, xp_range *out)
     return found;
 }
 
-static bool table_lookup(table *t, uint64_t addr, xp_range *out)
+bool xp_table_lookup(xp_table which, uint64_t addr, xp_range *out)
 {
+    const table *t = &tables[which];
     const slot *slots = t->slots;
     if (slots == NULL)
         return false;
@@ -206,43 +214,13 @@ static void table_clear(table *t)
     write_end(t);
 }
 
-bool xp_registry_add(const xp_range *r)
-{
-    return table_add(&addresses, map_addresses, r);
-}
-
-bool xp_registry_remove(uint64_t base, unsigned kinds, xp_range *out)
-{
-    return table_remove(&addresses, base, kinds, out);
-}
-
-bool xp_registry_lookup(uint64_t addr, xp_range *out)
-{
-    return table_lookup(&addresses, addr, out);
-}
-
 uint64_t xp_registry_generation(void)
 {
-    return atomic_load_explicit(&addresses.generation, memory_order_relaxed);
+    return atomic_load_explicit(&tables[XP_TABLE_MEMORY].generation, memory_order_relaxed);
 }
 
 void xp_registry_clear(void)
 {
-    table_clear(&addresses);
-    table_clear(&handles);
-}
-
-bool xp_handles_add(const xp_range *r)
-{
-    return table_add(&handles, map_handles, r);
-}
-
-bool xp_handles_remove(uint64_t key, unsigned kinds, xp_range *out)
-{
-    return table_remove(&handles, key, kinds, out);
-}
-
-bool xp_handles_lookup(uint64_t key, xp_range *out)
-{
-    return table_lookup(&handles, key, out);
+    table_clear(&tables[XP_TABLE_MEMORY]);
+    table_clear(&tables[XP_TABLE_HANDLES]);
 }

@@ -50,13 +50,13 @@ static void test_mapped_is_device_memory(void **state)
     xp_range r;
     assert_false(xp_registry_lookup(va + gran + 100, &r));
     assert_false(xp_registry_lookup(va + 2 * gran + 100, &r));
-    assert_true(xp_handles_lookup(va, &r));
+    assert_true(xp_table_lookup(XP_TABLE_HANDLES, va, &r));
     assert_int_equal(r.kind, XP_ALLOC_RESERVED);
     assert_int_equal(r.device, -1);
     xp_record_free(&s, XP_API_cuMemRelease, 1u << XP_ALLOC_PHYSICAL, handle, 0);
     assert_int_equal(xp_physical_device(handle), XP_DEVICE_OF_KIND);
     xp_record_free(&s, XP_API_cuMemAddressFree, 1u << XP_ALLOC_RESERVED, va, 0);
-    assert_false(xp_handles_lookup(va, &r));
+    assert_false(xp_table_lookup(XP_TABLE_HANDLES, va, &r));
     xp_scope_leave();
     (void)state;
 }

@@ -73,16 +73,16 @@ static void test_handles_apart(void **state)
                          .kind = XP_ALLOC_RESERVED, .device = -1};
     xp_range mapped = {.base = 0x400000, .size = 0x200000, .alloc_id = 8,
                        .kind = XP_ALLOC_MAPPED, .device = 0};
-    assert_true(xp_handles_add(&reserved));
+    assert_true(xp_table_add(XP_TABLE_HANDLES, &reserved));
     assert_true(xp_registry_add(&mapped));
     xp_range r;
     assert_false(xp_registry_lookup(0x200000, &r));
     assert_true(xp_registry_lookup(0x400010, &r));
     assert_int_equal(r.alloc_id, 8);
-    assert_true(xp_handles_lookup(0x400010, &r));
+    assert_true(xp_table_lookup(XP_TABLE_HANDLES, 0x400010, &r));
     assert_int_equal(r.alloc_id, 7);
-    assert_false(xp_handles_remove(0x200000, 1u << XP_ALLOC_PHYSICAL, &r));
-    assert_true(xp_handles_remove(0x200000, 1u << XP_ALLOC_RESERVED, &r));
+    assert_false(xp_table_remove(XP_TABLE_HANDLES, 0x200000, 1u << XP_ALLOC_PHYSICAL, &r));
+    assert_true(xp_table_remove(XP_TABLE_HANDLES, 0x200000, 1u << XP_ALLOC_RESERVED, &r));
     assert_int_equal(r.alloc_id, 7);
     assert_true(xp_registry_lookup(0x400010, &r));
     xp_registry_clear();
