@@ -669,8 +669,8 @@ static uint64_t copy_fingerprint(const xp_copy_call *c, uint8_t dir, const xp_wh
     fp_region r = {.base = (const unsigned char *)(uintptr_t)addr, .width = c->bytes,
                    .height = 1, .pitch = c->bytes, .slice_rows = 1, .slice = c->bytes};
     if (c->height > 0) {
-        if (c->width == 0)
-            return 0;
+        if (c->width == 0 || c->bytes == 0)
+            return 0;   /* nothing moved (a 3D copy of depth 0, too) */
         r.width = c->width;
         r.pitch = pitch;
         r.slice_rows = c->height;
@@ -799,8 +799,9 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
 int xp_physical_device(uint64_t handle)
 {
     xp_range r;
-    return xp_table_lookup(XP_TABLE_HANDLES, handle, &r) && r.kind == XP_ALLOC_PHYSICAL ? r.device
-                                                                         : XP_DEVICE_OF_KIND;
+    if (xp_table_lookup(XP_TABLE_HANDLES, handle, &r) && r.kind == XP_ALLOC_PHYSICAL)
+        return r.device;
+    return XP_DEVICE_OF_KIND;
 }
 
 void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
