@@ -17,6 +17,7 @@
 
 /* cuda.h maps the old name to the new one; the table needs both. */
 #undef cuGetProcAddress
+#undef cuMemPrefetchAsync
 
 _Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
 
@@ -74,15 +75,44 @@ static inline void drv_copy(const xp_scope *s, xp_api api, uint64_t dst, uint64_
     xp_record_copy(s, &c, (int)rc);
 }
 
-/* A 2D copy: the first byte of each side, height rows of WidthInBytes, and
- * the kind its memory types give (host, device; unified memory resolved by
- * address; an array is device memory with no address of its own). */
-static inline uint64_t m2d_side(CUmemorytype type, const void *host, CUdeviceptr dev,
-                                size_t x, size_t y, size_t pitch)
+/* One side of a 2D or 3D copy, as CUDA_MEMCPY2D / CUDA_MEMCPY3D name it. */
+typedef struct drv_side {
+    CUmemorytype type;
+    const void *host;
+    CUdeviceptr dev;
+    size_t x, y, z, pitch, height;   /* height: rows per slice (3D) */
+} drv_side;
+
+/* The first byte of the box on one side (an array is device memory with no
+ * address of its own: 0), at (z * height + y) * pitch + x as cuda.h has it. */
+static inline uint64_t box_start(const drv_side *d)
 {
-    uint64_t base = type == CU_MEMORYTYPE_HOST ? XP_U64(host)
-                    : type == CU_MEMORYTYPE_ARRAY ? 0 : (uint64_t)dev;
-    return base ? base + (uint64_t)y * pitch + x : 0;
+    uint64_t base = d->type == CU_MEMORYTYPE_HOST ? XP_U64(d->host)
+                    : d->type == CU_MEMORYTYPE_ARRAY ? 0 : (uint64_t)d->dev;
+    return base ? base + ((uint64_t)d->z * d->height + d->y) * d->pitch + d->x : 0;
+}
+
+/* depth slices of height rows of width bytes, and the kind the memory types
+ * give (host, device; unified memory resolved by address; an array laid
+ * out tight). */
+static void drv_box(const xp_scope *s, xp_api api, const drv_side *src, const drv_side *dst,
+                    size_t width, size_t height, size_t depth, uint64_t stream, bool async,
+                    CUresult rc)
+{
+    bool sh = src->type == CU_MEMORYTYPE_HOST, dh = dst->type == CU_MEMORYTYPE_HOST;
+    bool sd = src->type == CU_MEMORYTYPE_DEVICE || src->type == CU_MEMORYTYPE_ARRAY;
+    bool dd = dst->type == CU_MEMORYTYPE_DEVICE || dst->type == CU_MEMORYTYPE_ARRAY;
+    bool sa = src->type == CU_MEMORYTYPE_ARRAY, da = dst->type == CU_MEMORYTYPE_ARRAY;
+    uint64_t spitch = sa ? width : src->pitch, dpitch = da ? width : dst->pitch;
+    xp_copy_call c = {
+        .api = api, .dst = box_start(dst), .src = box_start(src),
+        .bytes = (uint64_t)width * height * depth, .stream = stream,
+        .kind = sh && dh ? 0 : sh && dd ? 1 : sd && dh ? 2 : sd && dd ? 3 : 4, .async = async,
+        .width = width, .height = height, .depth = depth, .spitch = spitch, .dpitch = dpitch,
+        .sslice = spitch * (sa ? height : src->height),
+        .dslice = dpitch * (da ? height : dst->height),
+        .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u)};
+    xp_record_copy(s, &c, (int)rc);
 }
 
 static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D *p,
@@ -92,22 +122,53 @@ static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D
         drv_copy(s, api, 0, 0, 0, 4, stream, async, rc);
         return;
     }
-    CUmemorytype st = p->srcMemoryType, dt = p->dstMemoryType;
-    bool sh = st == CU_MEMORYTYPE_HOST, dh = dt == CU_MEMORYTYPE_HOST;
-    bool sd = st == CU_MEMORYTYPE_DEVICE || st == CU_MEMORYTYPE_ARRAY;
-    bool dd = dt == CU_MEMORYTYPE_DEVICE || dt == CU_MEMORYTYPE_ARRAY;
-    int kind = sh && dh ? 0 : sh && dd ? 1 : sd && dh ? 2 : sd && dd ? 3 : 4;
-    xp_copy_call c = {
-        .api = api,
-        .dst = m2d_side(dt, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstPitch),
-        .src = m2d_side(st, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcPitch),
-        .bytes = (uint64_t)p->WidthInBytes * p->Height,
-        .stream = stream, .kind = kind, .async = async,
-        .width = p->WidthInBytes, .height = p->Height,
-        .spitch = st == CU_MEMORYTYPE_ARRAY ? p->WidthInBytes : p->srcPitch,
-        .dpitch = dt == CU_MEMORYTYPE_ARRAY ? p->WidthInBytes : p->dstPitch,
-        .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u)};
+    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, 0,
+                    p->srcPitch, p->Height};
+    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, 0,
+                    p->dstPitch, p->Height};
+    drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, 1, stream, async, rc);
+}
+
+static inline void drv_copy3d(const xp_scope *s, xp_api api, const CUDA_MEMCPY3D *p,
+                              uint64_t stream, bool async, CUresult rc)
+{
+    if (p == NULL) {
+        drv_copy(s, api, 0, 0, 0, 4, stream, async, rc);
+        return;
+    }
+    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                    p->srcZ, p->srcPitch, p->srcHeight};
+    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                    p->dstZ, p->dstPitch, p->dstHeight};
+    drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, p->Depth, stream, async, rc);
+}
+
+/* A prefetch of managed memory: to a device (H2D) or to the host (D2H),
+ * recorded as the traffic it is. */
+static inline void drv_prefetch(const xp_scope *s, xp_api api, CUdeviceptr ptr, size_t count,
+                                CUmemLocation loc, uint64_t stream, CUresult rc)
+{
+    bool to_device = loc.type == CU_MEM_LOCATION_TYPE_DEVICE && loc.id != CU_DEVICE_CPU;
+    xp_copy_call c = {.api = api, .kind = 255, .dst = ptr, .src = ptr, .bytes = count,
+                      .stream = stream, .async = true,
+                      .migrate = to_device ? XP_DIR_H2D : XP_DIR_D2H,
+                      .has_device = to_device, .device = to_device ? loc.id : 0};
     xp_record_copy(s, &c, (int)rc);
+}
+
+/* The CUDA 8 form names a device, or CU_DEVICE_CPU for the host. */
+static inline CUmemLocation device_location(CUdevice dev)
+{
+    return (CUmemLocation){.type = dev == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST
+                                                        : CU_MEM_LOCATION_TYPE_DEVICE,
+                           .id = dev};
+}
+
+/* The device a cuMemCreate allocation lives on (its properties' location). */
+static inline int prop_device(const CUmemAllocationProp *prop)
+{
+    return prop != NULL && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE
+               ? prop->location.id : XP_DEVICE_OF_KIND;
 }
 
 static inline uint64_t result_ptr(CUresult rc, uint64_t p)
@@ -176,6 +237,28 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
     XP_DRV_BODY(name, params, args,                                                     \
                 drv_copy2d(&scope, XP_API_##name, (desc), XP_U64(stream), (is_async), rc))
 
+#define XP_COPY3D(name, is_async, params, args, desc, stream)                          \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_copy3d(&scope, XP_API_##name, (desc), XP_U64(stream), (is_async), rc))
+
+/* location: a CUmemLocation. */
+#define XP_PREFETCH(name, params, args, ptr, count, location, stream)                   \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_prefetch(&scope, XP_API_##name, (ptr), (count), (location),         \
+                             XP_U64(stream), rc))
+
+/* An allocation on a device the call names (not the current one). */
+#define XP_ALLOC_ON(name, params, args, alloc_kind, ptr, bytes, device)                 \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_alloc_on(&scope, XP_API_##name, (alloc_kind),                 \
+                                   result_ptr(rc, XP_U64(ptr)), (bytes), (device), (int)rc))
+
+/* Ends every allocation of `kinds` from ptr up to ptr + span. */
+#define XP_FREE_SPAN(name, params, args, kinds, ptr, span)                              \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_free_span(&scope, XP_API_##name, (kinds), XP_U64(ptr), (span), \
+                                    (int)rc))
+
 #define XP_MEMSET(name, is_async, params, args, dst, value, count, elem_size, stream)   \
     XP_DRV_BODY(name, params, args,                                                     \
                 xp_record_memset(&scope, XP_API_##name, XP_U64(dst), (int)(value),      \
@@ -190,32 +273,14 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
 /* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
 #define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;
 
-#include "xp_driver_hooks.def"
-
-#undef XP_COPY
-#undef XP_COPY2D
-#undef XP_ALLOC
-#undef XP_REGISTER
-#undef XP_FREE
-#undef XP_SYNC
-#undef XP_MEMSET
-#undef XP_LAUNCH
-#undef XP_PROCADDRESS
+#define XP_DRV_EACH(...)   /* every shape is defined above */
+#include "xp_driver_each.h"
 
 /* ---- the table ----------------------------------------------------------- */
 
-#define XP_DRV_ROW(name, ...) [XP_DRV_##name] = {#name, (void *)xp_drv_##name},
-#define XP_COPY XP_DRV_ROW
-#define XP_COPY2D XP_DRV_ROW
-#define XP_ALLOC XP_DRV_ROW
-#define XP_REGISTER XP_DRV_ROW
-#define XP_FREE XP_DRV_ROW
-#define XP_SYNC XP_DRV_ROW
-#define XP_MEMSET XP_DRV_ROW
-#define XP_LAUNCH XP_DRV_ROW
-#define XP_PROCADDRESS XP_DRV_ROW
 const xp_drv_entry xp_drv_entries[XP_DRV_COUNT] = {
-#include "xp_driver_hooks.def"
+#define XP_DRV_EACH(name, ...) [XP_DRV_##name] = {#name, (void *)xp_drv_##name},
+#include "xp_driver_each.h"
 };
 
 XP_NO_SANITIZE int xp_drv_find(const char *name)

@@ -33,27 +33,8 @@ XP_NO_SANITIZE static inline bool xp_str_prefix(const char *s, const char *prefi
 
 /* One index per exported variant, in table order. */
 enum xp_drv_index {
-#define XP_DRV_INDEX(name, ...) XP_DRV_##name,
-#define XP_COPY XP_DRV_INDEX
-#define XP_COPY2D XP_DRV_INDEX
-#define XP_ALLOC XP_DRV_INDEX
-#define XP_REGISTER XP_DRV_INDEX
-#define XP_FREE XP_DRV_INDEX
-#define XP_SYNC XP_DRV_INDEX
-#define XP_MEMSET XP_DRV_INDEX
-#define XP_LAUNCH XP_DRV_INDEX
-#define XP_PROCADDRESS XP_DRV_INDEX
-#include "xp_driver_hooks.def"
-#undef XP_COPY
-#undef XP_COPY2D
-#undef XP_ALLOC
-#undef XP_REGISTER
-#undef XP_FREE
-#undef XP_SYNC
-#undef XP_MEMSET
-#undef XP_LAUNCH
-#undef XP_PROCADDRESS
-#undef XP_DRV_INDEX
+#define XP_DRV_EACH(name, ...) XP_DRV_##name,
+#include "xp_driver_each.h"
     XP_DRV_COUNT
 };
 

@@ -19,6 +19,7 @@
 #include "xp_runtime_export.h"
 
 #undef cuGetProcAddress
+#undef cuMemPrefetchAsync
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
@@ -404,37 +405,20 @@ __asm__(".pushsection .text\n"
         return rc;                                                                      \
     }                                                                                   \
     XP_DRV_EXPORT(name)
-#define XP_IGNORE(...)
-#define XP_COPY XP_IGNORE
-#define XP_COPY2D XP_IGNORE
-#define XP_ALLOC XP_IGNORE
-#define XP_REGISTER XP_IGNORE
-#define XP_FREE XP_IGNORE
-#define XP_SYNC XP_IGNORE
-#define XP_MEMSET XP_IGNORE
-#define XP_LAUNCH XP_IGNORE
-#include "xp_driver_hooks.def"
-#undef XP_COPY
-#undef XP_COPY2D
-#undef XP_ALLOC
-#undef XP_REGISTER
-#undef XP_FREE
-#undef XP_SYNC
-#undef XP_MEMSET
-#undef XP_LAUNCH
-#undef XP_PROCADDRESS
+#define XP_DRV_EACH(...)   /* the recorded calls: xp_driver_hooks.c */
+#include "xp_driver_each.h"
 
 /* ---- cudaGetDriverEntryPoint(ByVersion)(_ptsz) ----------------------------- */
 
 /* The runtime may initialize itself and the driver inside: one level deeper,
  * so nothing it does there is recorded as the program's driver calls. */
-#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
-    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params;             \
-    __attribute__((visibility("default"))) cudaError_t xp_ep_##name params              \
+#define XP_EP_FN(fn, version, name, params, args, symbol, pfn)                          \
+    __attribute__((visibility("default"))) cudaError_t fn params;                       \
+    __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
         static _Atomic(void *) real_slot;                                               \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
+            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, (version));      \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_depth++;                                                                     \
@@ -443,7 +427,8 @@ __asm__(".pushsection .text\n"
         if (rc == cudaSuccess)                                                          \
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \
-    }                                                                                   \
-    XP_RUNTIME_EXPORTS(xp_ep_, name)
+    }
+#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
+    XP_RUNTIME_VERSIONS(XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
 #include "xp_lookup_hooks.def"
 #undef XP_ENTRY_POINT

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,15 +17,64 @@
 #include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
- * cudaMalloc@@libcudart.so.13, and so on); the newest loaded one wins, and
- * a runtime without versions is found by plain name. */
+ * cudaMalloc@@libcudart.so.13, and so on), indexed by XP_RT_V*. */
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
                                                "libcudart.so.11"};
+#define N_VERSIONS (sizeof runtime_versions / sizeof runtime_versions[0])
 
-__attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const char *name, bool say)
+/* dl_iterate_phdr's search for a loaded runtime of one version. */
+typedef struct runtime_search {
+    const char *version;      /* "libcudart.so.12": also the file name's start */
+    char path[4096];          /* OUT: the first such object's path, "" if none */
+} runtime_search;
+
+static int find_runtime_file(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    runtime_search *rs = data;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t n = strlen(rs->version);
+    if (strncmp(base, rs->version, n) != 0 || (base[n] != '\0' && base[n] != '.') ||
+        strlen(name) >= sizeof rs->path)
+        return 0;
+    memcpy(rs->path, name, strlen(name) + 1);
+    return 1;
+}
+
+/* name at `version` in the loaded runtime of that version itself: a
+ * runtime that came with a library dlopen()ed with RTLD_LOCAL (a plugin
+ * built against another CUDA) is in no scope RTLD_NEXT searches.  A lookup
+ * in its handle searches it first (then its own dependencies, never the
+ * preload). */
+static void *loaded_runtime_symbol(const char *name, const char *version)
+{
+    runtime_search rs = {.version = version, .path = ""};
+    /* The path first, the lookup after: no dlopen inside the iteration. */
+    if (dl_iterate_phdr(find_runtime_file, &rs) == 0)
+        return NULL;
+    void *h = dlopen(rs.path, RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *fn = dlvsym(h, name, version);
+    dlclose(h);   /* NOLOAD took a reference of a library that stays loaded */
+    return fn;
+}
+
+/* The version its caller was linked against first (the next definition
+ * after libxferprof, else the loaded runtime of that version), then the
+ * newest loaded one, and a runtime without versions by plain name. */
+__attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const char *name,
+                                                unsigned prefer, bool say)
 {
     void *fn = NULL;
-    for (size_t i = 0; fn == NULL && i < sizeof runtime_versions / sizeof runtime_versions[0]; i++)
+    if (prefer < N_VERSIONS) {
+        fn = dlvsym(RTLD_NEXT, name, runtime_versions[prefer]);
+        if (fn == NULL)
+            fn = loaded_runtime_symbol(name, runtime_versions[prefer]);
+    }
+    for (size_t i = 0; fn == NULL && i < N_VERSIONS; i++)
         fn = dlvsym(RTLD_NEXT, name, runtime_versions[i]);
     if (fn == NULL)
         fn = dlsym(RTLD_NEXT, name);
@@ -42,14 +93,17 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
 
 /* The common frame of every hook: `always` runs after the real call (with
  * `rc` its result) whether or not the call is recorded, `record` only when
- * it is; errno is saved around both. */
-#define XP_HOOK_BODY(name, params, args, always, record)                                \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params;           \
-    __attribute__((visibility("default"))) cudaError_t xp_hook_##name params            \
+ * it is; errno is saved around both.  One per runtime version (`version`,
+ * XP_RT_V*), each forwarding to that version's function. */
+#define XP_HOOK_FN(fn, version, name, params, args, always, record)                     \
+    __attribute__((visibility("default"))) cudaError_t fn params;                       \
+    __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
         static _Atomic(void *) real_slot;                                               \
+        const unsigned hook_version = (version); /* for `record` (hook_symbol) */       \
+        (void)hook_version;                                                             \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name);                 \
+            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, hook_version);   \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
@@ -64,8 +118,10 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
         errno = saved_errno;                                                            \
         xp_scope_leave();                                                               \
         return rc;                                                                      \
-    }                                                                                   \
-    XP_RUNTIME_EXPORTS(xp_hook_, name)
+    }
+
+#define XP_HOOK_BODY(name, params, args, always, record)                                \
+    XP_RUNTIME_VERSIONS(XP_HOOK_FN, xp_hook_, name, params, args, always, record)
 
 /* What each kind of hook hands the engine (functions, so the macros below
  * pass plain argument lists). */
@@ -83,6 +139,8 @@ static inline void hook_copy(const xp_scope *s, xp_api api, const void *dst, con
     c.bytes = count;
     c.stream = (uint64_t)(uintptr_t)stream;
     c.width = c.height = c.spitch = c.dpitch = 0;
+    c.depth = 0;   /* sslice and dslice are not read */
+    c.migrate = 0;
     c.async = async;
     c.device_sides = 0;
     c.has_device = false;
@@ -98,6 +156,95 @@ static inline void hook_copy2d(const xp_scope *s, xp_api api, const void *dst, s
                       .src = (uint64_t)(uintptr_t)src, .bytes = (uint64_t)width * height,
                       .stream = (uint64_t)(uintptr_t)stream, .kind = kind, .async = async,
                       .width = width, .height = height, .spitch = spitch, .dpitch = dpitch};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* One side of a 3D copy: the first byte of its box, its row and slice
+ * pitches.  An array is device memory with no address, laid out tight. */
+static inline void pitched_side(const void *array, struct cudaPitchedPtr p, struct cudaPos pos,
+                                struct cudaExtent e, uint64_t *addr, uint64_t *pitch,
+                                uint64_t *slice)
+{
+    if (array != NULL || p.ptr == NULL) {
+        *addr = 0;
+        *pitch = e.width;
+        *slice = (uint64_t)e.width * e.height;
+        return;
+    }
+    *addr = (uint64_t)(uintptr_t)p.ptr + ((uint64_t)pos.z * p.ysize + pos.y) * p.pitch + pos.x;
+    *pitch = p.pitch;
+    *slice = (uint64_t)p.pitch * p.ysize;
+}
+
+/* A cudaMemcpy3D without arrays takes positions and the extent's width in
+ * bytes (with arrays, in elements: bytes are then the extent as given). */
+static inline void box_copy(xp_copy_call *c, xp_api api, struct cudaExtent e,
+                            cudaStream_t stream, bool async)
+{
+    c->api = api;
+    c->bytes = (uint64_t)e.width * e.height * e.depth;
+    c->stream = (uint64_t)(uintptr_t)stream;
+    c->async = async;
+    c->width = e.width;
+    c->height = e.height;
+    c->depth = e.depth;
+}
+
+static void hook_copy3d_parms(const xp_scope *s, xp_api api, const struct cudaMemcpy3DParms *p,
+                              cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = {.kind = 4};
+    if (p != NULL) {
+        box_copy(&c, api, p->extent, stream, async);
+        c.kind = p->kind;
+        pitched_side(p->srcArray, p->srcPtr, p->srcPos, p->extent, &c.src, &c.spitch, &c.sslice);
+        pitched_side(p->dstArray, p->dstPtr, p->dstPos, p->extent, &c.dst, &c.dpitch, &c.dslice);
+        c.device_sides = (p->srcArray ? XP_SIDE_SRC_DEVICE : 0u) |
+                         (p->dstArray ? XP_SIDE_DST_DEVICE : 0u);
+    } else {
+        box_copy(&c, api, (struct cudaExtent){0, 0, 0}, stream, async);
+    }
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* A peer copy: device to device, on the destination's device. */
+static void hook_copy3d_peer(const xp_scope *s, xp_api api, const struct cudaMemcpy3DPeerParms *p,
+                             cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = {.kind = 255, .device_sides = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE,
+                      .has_device = p != NULL, .device = p != NULL ? p->dstDevice : 0};
+    box_copy(&c, api, p != NULL ? p->extent : (struct cudaExtent){0, 0, 0}, stream, async);
+    if (p != NULL) {
+        pitched_side(p->srcArray, p->srcPtr, p->srcPos, p->extent, &c.src, &c.spitch, &c.sslice);
+        pitched_side(p->dstArray, p->dstPtr, p->dstPos, p->extent, &c.dst, &c.dpitch, &c.dslice);
+    }
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* Each copy of a batch is a row of its own, as the same cudaMemcpyAsync
+ * would be (the batch takes no kind: sides by address).  Read from the
+ * program's arrays after the call, which leaves them alone; a batch the
+ * runtime refused for its arrays is one empty row (the failure is seen). */
+static void hook_batch(const xp_scope *s, xp_api api, void *const *dsts, const void *const *srcs,
+                       const size_t *sizes, size_t count, cudaStream_t stream, cudaError_t rc)
+{
+    bool arrays = dsts != NULL && srcs != NULL && sizes != NULL && count > 0;
+    for (size_t i = 0; i < (arrays ? count : 1); i++)
+        hook_copy(s, api, arrays ? dsts[i] : NULL, arrays ? srcs[i] : NULL,
+                  arrays ? sizes[i] : 0, 255, stream, true, rc);
+}
+
+/* A prefetch of managed memory to a device (H2D) or to the host (D2H):
+ * recorded as the traffic it is. */
+static void hook_prefetch(const xp_scope *s, xp_api api, const void *ptr, size_t count,
+                          struct cudaMemLocation loc, cudaStream_t stream, cudaError_t rc)
+{
+    bool to_device = loc.type == cudaMemLocationTypeDevice && loc.id != cudaCpuDeviceId;
+    xp_copy_call c = {.api = api, .kind = 255, .dst = (uint64_t)(uintptr_t)ptr,
+                      .src = (uint64_t)(uintptr_t)ptr, .bytes = count,
+                      .stream = (uint64_t)(uintptr_t)stream, .async = true,
+                      .migrate = to_device ? XP_DIR_H2D : XP_DIR_D2H,
+                      .has_device = to_device, .device = to_device ? loc.id : 0};
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -123,12 +270,14 @@ static inline void hook_peer(const xp_scope *s, xp_api api, const void *dst, int
  * (a failed or empty copy) the symbol's own address as passed, its host
  * shadow, plus offset.  Called with the hook's scope entered: whatever the
  * runtime does inside is not recorded. */
-static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, size_t count)
+static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, size_t count,
+                            unsigned version)
 {
-    static _Atomic(void *) slot;
-    if (rc == cudaSuccess && count > 0) {
-        cudaError_t (*get)(void **, const void *) =
-            (cudaError_t (*)(void **, const void *))lookup_runtime(&slot, "cudaGetSymbolAddress");
+    /* The copy's own runtime: the one that registered the symbol. */
+    static _Atomic(void *) slots[XP_RT_V11 + 1];
+    if (rc == cudaSuccess && count > 0 && version <= XP_RT_V11) {
+        cudaError_t (*get)(void **, const void *) = (cudaError_t (*)(void **, const void *))
+            lookup_runtime(&slots[version], "cudaGetSymbolAddress", version);
         void *p = NULL;
         if (get != NULL && get(&p, symbol) == cudaSuccess && p != NULL)
             return (uint64_t)(uintptr_t)p + offset;
@@ -136,11 +285,11 @@ static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, s
     return (uint64_t)(uintptr_t)symbol + offset;
 }
 
-static inline void hook_symbol(const xp_scope *s, xp_api api, bool to_symbol,
+static inline void hook_symbol(const xp_scope *s, xp_api api, unsigned version, bool to_symbol,
                                const void *symbol, const void *mem, size_t count, size_t offset,
                                int kind, cudaStream_t stream, bool async, cudaError_t rc)
 {
-    uint64_t var = symbol_side(rc, symbol, offset, count);
+    uint64_t var = symbol_side(rc, symbol, offset, count, version);
     uint64_t host = (uint64_t)(uintptr_t)mem;
     xp_copy_call c = {.api = api, .dst = to_symbol ? var : host, .src = to_symbol ? host : var,
                       .bytes = count, .stream = (uint64_t)(uintptr_t)stream, .kind = kind,
@@ -170,12 +319,29 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
                  hook_peer(&scope, XP_API_##name, (dst), (dst_device), (src), (count),  \
                            (stream), (is_async), rc))
 
+/* desc: a cudaMemcpy3DParms or a cudaMemcpy3DPeerParms. */
+#define XP_COPY3D(name, is_async, params, args, desc, stream)                          \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 _Generic((desc), const struct cudaMemcpy3DParms *: hook_copy3d_parms,  \
+                          const struct cudaMemcpy3DPeerParms *: hook_copy3d_peer)(      \
+                     &scope, XP_API_##name, (desc), (stream), (is_async), rc))
+
+#define XP_BATCH(name, params, args, dsts, srcs, sizes, count, stream)                  \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_batch(&scope, XP_API_##name, (dsts), (srcs), (sizes), (count),    \
+                            (stream), rc))
+
+#define XP_PREFETCH(name, params, args, ptr, count, location, stream)                   \
+    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+                 hook_prefetch(&scope, XP_API_##name, (ptr), (count), (location),       \
+                               (stream), rc))
+
 /* to_symbol: mem is the source and the symbol the destination. */
 #define XP_SYMBOL(name, is_async, to_symbol, params, args, symbol, mem, count, offset, kind, \
                   stream)                                                               \
     XP_HOOK_BODY(name, params, args, (void)0,                                           \
-                 hook_symbol(&scope, XP_API_##name, (to_symbol), (symbol), (mem), (count), \
-                             (offset), (int)(kind), (stream), (is_async), rc))
+                 hook_symbol(&scope, XP_API_##name, hook_version, (to_symbol), (symbol), \
+                             (mem), (count), (offset), (int)(kind), (stream), (is_async), rc))
 
 #define XP_MEMSET(name, is_async, params, args, ptr, value, count, stream)              \
     XP_HOOK_BODY(name, params, args, (void)0,                                           \

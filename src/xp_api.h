@@ -113,7 +113,34 @@
     X(cuMemFreeAsync, 1)\
     X(cuMemFreeAsync_ptsz, 1)\
     X(cuMemAllocFromPoolAsync, 1)\
-    X(cuMemAllocFromPoolAsync_ptsz, 1)
+    X(cuMemAllocFromPoolAsync_ptsz, 1)\
+    X(cudaMalloc3D, 0)\
+    X(cudaMemcpy3D, 0)\
+    X(cudaMemcpy3D_ptds, 0)\
+    X(cudaMemcpy3DAsync, 0)\
+    X(cudaMemcpy3DAsync_ptsz, 0)\
+    X(cudaMemcpy3DPeer, 0)\
+    X(cudaMemcpy3DPeer_ptds, 0)\
+    X(cudaMemcpy3DPeerAsync, 0)\
+    X(cudaMemcpy3DPeerAsync_ptsz, 0)\
+    X(cudaMemcpyBatchAsync, 0)\
+    X(cudaMemcpyBatchAsync_ptsz, 0)\
+    X(cudaMemPrefetchAsync, 0)\
+    X(cudaMemPrefetchAsync_ptsz, 0)\
+    X(cuMemAddressReserve, 1)\
+    X(cuMemAddressFree, 1)\
+    X(cuMemCreate, 1)\
+    X(cuMemRelease, 1)\
+    X(cuMemMap, 1)\
+    X(cuMemUnmap, 1)\
+    X(cuMemcpy3D_v2, 1)\
+    X(cuMemcpy3D_v2_ptds, 1)\
+    X(cuMemcpy3DAsync_v2, 1)\
+    X(cuMemcpy3DAsync_v2_ptsz, 1)\
+    X(cuMemPrefetchAsync_v2, 1)\
+    X(cuMemPrefetchAsync_v2_ptsz, 1)\
+    X(cuMemPrefetchAsync, 1)\
+    X(cuMemPrefetchAsync_ptsz, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

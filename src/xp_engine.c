@@ -507,7 +507,8 @@ void xp_classify(uint64_t addr, xp_where *out)
     out->device = -1;
     xp_range r;
     if (xp_registry_lookup(addr, &r)) {
-        out->kind = r.kind;
+        /* A mapping is device memory at an address: what a copy sees. */
+        out->kind = r.kind == XP_ALLOC_MAPPED ? XP_ALLOC_DEVICE : r.kind;
         out->device = r.kind == XP_ALLOC_PINNED || r.kind == XP_ALLOC_REGISTERED ? -1 : r.device;
         return;
     }
@@ -593,20 +594,28 @@ static bool fp_readable(const xp_where *w, bool known_device)
 }
 
 /* The bytes a copy moved on one side: `height` rows of `width` bytes, rows
- * `pitch` apart (a 1D copy is one row).  Offsets below are into the
- * rows laid end to end, so a 2D copy of contiguous rows hashes as the same
- * bytes copied in one piece would. */
+ * `pitch` apart (a 1D copy is one row), in slices of `slice_rows` rows
+ * `slice` bytes apart (a 2D copy is one slice).  Offsets below are into the
+ * rows laid end to end, so a 2D or 3D copy of contiguous rows hashes as the
+ * same bytes copied in one piece would. */
 typedef struct fp_region {
     const unsigned char *base;
     uint64_t width, height, pitch;
+    uint64_t slice_rows, slice;
 } fp_region;
+
+/* The first byte of row `row` (counted across slices). */
+static inline const unsigned char *fp_row(const fp_region *r, uint64_t row)
+{
+    return r->base + row / r->slice_rows * r->slice + row % r->slice_rows * r->pitch;
+}
 
 static void fp_feed(XXH3_state_t *st, const fp_region *r, uint64_t off, uint64_t len)
 {
     while (len > 0) {
         uint64_t row = off / r->width, col = off % r->width;
         uint64_t n = r->width - col < len ? r->width - col : len;
-        XXH3_64bits_update(st, r->base + row * r->pitch + col, (size_t)n);
+        XXH3_64bits_update(st, fp_row(r, row) + col, (size_t)n);
         off += n;
         len -= n;
     }
@@ -626,7 +635,7 @@ static __attribute__((noinline)) uint64_t fingerprint_rows(const fp_region *r, u
     if (exact) {
         XXH3_64bits_reset(&st);
         for (uint64_t row = 0; row < r->height; row++)
-            XXH3_64bits_update(&st, r->base + row * r->pitch, (size_t)r->width);
+            XXH3_64bits_update(&st, fp_row(r, row), (size_t)r->width);
         return XXH3_64bits_digest(&st);
     }
     XXH3_64bits_reset_withSeed(&st, total);
@@ -645,7 +654,8 @@ static inline uint64_t fingerprint(const fp_region *r, bool full, uint8_t *kind)
     uint64_t total = r->width * r->height;
     bool exact = full || total <= XP_FP_THRESHOLD;
     *kind = exact ? XP_FP_FULL : XP_FP_SAMPLED;
-    if (exact && (r->height <= 1 || r->pitch == r->width))
+    if (exact && (r->height <= 1 ||
+                  (r->pitch == r->width && r->slice == r->slice_rows * r->pitch)))
         return XXH3_64bits(r->base, (size_t)total);   /* contiguous: the common case */
     return fingerprint_rows(r, total, exact);
 }
@@ -658,26 +668,36 @@ static uint64_t copy_fingerprint(const xp_copy_call *c, uint8_t dir, const xp_wh
     *kind = XP_FP_NONE;
     if (S.cfg.fingerprint == XP_FP_MODE_OFF)
         return 0;
-    uint64_t addr, pitch;
-    if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
-        fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE)) {
+    uint64_t addr, pitch, slice;
+    if (c->migrate) {
+        return 0;               /* managed memory: never read */
+    } else if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
+               fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE)) {
         addr = c->src;          /* what was sent: still there at call time */
         pitch = c->spitch;
+        slice = c->sslice;
     } else if (dir == XP_DIR_D2H && !c->async &&
                fp_readable(wd, c->device_sides & XP_SIDE_DST_DEVICE)) {
         addr = c->dst;          /* what arrived: complete once a synchronous API returns */
         pitch = c->dpitch;
+        slice = c->dslice;
     } else {
         return 0;
     }
     fp_region r = {.base = (const unsigned char *)(uintptr_t)addr, .width = c->bytes,
-                   .height = 1, .pitch = c->bytes};
+                   .height = 1, .pitch = c->bytes, .slice_rows = 1, .slice = c->bytes};
     if (c->height > 0) {
-        if (c->width == 0)
-            return 0;
+        if (c->width == 0 || c->bytes == 0)
+            return 0;   /* nothing moved (a 3D copy of depth 0, too) */
         r.width = c->width;
-        r.height = c->height;
         r.pitch = pitch;
+        r.slice_rows = c->height;
+        r.height = c->height;
+        r.slice = c->height * pitch;
+        if (c->depth > 1) {
+            r.height = c->height * c->depth;
+            r.slice = slice;
+        }
     }
     return fingerprint(&r, S.cfg.fingerprint == XP_FP_MODE_FULL, kind);
 }
@@ -695,8 +715,9 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
         ws.kind = XP_ALLOC_DEVICE;
     if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
         wd.kind = XP_ALLOC_DEVICE;
-    uint8_t dir;
-    switch (c->kind) {
+    uint8_t dir = c->migrate;
+    switch (c->migrate ? -1 : c->kind) {
+    case -1: break;
     case 0: dir = XP_DIR_H2H; break;
     case 1: dir = XP_DIR_H2D; break;
     case 2: dir = XP_DIR_D2H; break;
@@ -710,7 +731,9 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     }
     }
     uint8_t host_mem = XP_HOST_NONE;
-    if (dir == XP_DIR_H2D)
+    if (c->migrate)
+        host_mem = XP_HOST_MANAGED;
+    else if (dir == XP_DIR_H2D)
         host_mem = host_mem_of(&ws);
     else if (dir == XP_DIR_D2H)
         host_mem = host_mem_of(&wd);
@@ -746,20 +769,37 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     xp_journal_commit(r);
 }
 
-void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr, uint64_t bytes,
-                     int status)
+/* Kept in the handles table, not the memory table (xp_registry.h). */
+static bool handle_kind(uint8_t k)
+{
+    return k == XP_ALLOC_RESERVED || k == XP_ALLOC_PHYSICAL;
+}
+
+#define XP_HANDLE_KINDS ((1u << XP_ALLOC_RESERVED) | (1u << XP_ALLOC_PHYSICAL))
+
+void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
+                        uint64_t bytes, int device, int status)
 {
     if (!s->recording)
         return;
-    int device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ? -1 : xp_current_device;
+    /* Host memory and address space belong to no device. */
+    bool no_device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ||
+                     kind == XP_ALLOC_RESERVED;
+    if (device == XP_DEVICE_OF_KIND)
+        device = no_device ? -1 : xp_current_device;
     uint64_t id = 0, mem_free = 0, mem_total = 0;
     if (status == 0) {
         id = atomic_fetch_add_explicit(&next_alloc_id, 1, memory_order_relaxed);
-        xp_range range = {.base = ptr, .size = bytes ? bytes : 1, .alloc_id = id, .kind = kind,
+        /* A physical allocation is a handle: one value, whatever its bytes. */
+        uint64_t size = kind == XP_ALLOC_PHYSICAL || bytes == 0 ? 1 : bytes;
+        xp_range range = {.base = ptr, .size = size, .alloc_id = id, .kind = kind,
                           .device = device};
-        xp_registry_add(&range);
-    } else if (status == 2 /* cudaErrorMemoryAllocation */ && kind != XP_ALLOC_PINNED &&
-               kind != XP_ALLOC_REGISTERED) {
+        if (handle_kind(kind))
+            xp_table_add(XP_TABLE_HANDLES, &range);
+        else
+            xp_registry_add(&range);
+    } else if (status == 2 /* cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY */ &&
+               !no_device && kind != XP_ALLOC_MAPPED) {
         /* Out-of-memory forensics: what the device had left right then. */
         xp_driver_mem_info(&mem_free, &mem_total);
     }
@@ -775,21 +815,42 @@ void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr, 
     xp_journal_commit(r);
 }
 
-void xp_record_free(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr, int status)
+int xp_physical_device(uint64_t handle)
+{
+    xp_range r;
+    if (xp_table_lookup(XP_TABLE_HANDLES, handle, &r) && r.kind == XP_ALLOC_PHYSICAL)
+        return r.device;
+    return XP_DEVICE_OF_KIND;
+}
+
+void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
+                         uint64_t span, int status)
 {
     if (!s->recording || (ptr == 0 && status == 0))
         return;
-    xp_range range = {0};
-    if (status == 0)
-        xp_registry_remove(ptr, kinds, &range);
-    int device = range.alloc_id ? range.device : xp_current_device;
-    xp_rec_free *r = reserve_call(XP_REC_FREE, api, sizeof *r, s, status, device);
-    if (r == NULL)
-        return;
-    r->alloc_id = range.alloc_id;
-    r->ptr = ptr;
-    r->kind = range.alloc_id ? range.kind : 0;
-    xp_journal_commit(r);
+    bool handles = (kinds & XP_HANDLE_KINDS) != 0;
+    uint64_t at = ptr;
+    for (bool first = true;; first = false) {
+        xp_range range = {0};   /* alloc_id 0 unless a live allocation is removed */
+        if (status == 0 && handles)
+            xp_table_remove(XP_TABLE_HANDLES, at, kinds, &range);
+        else if (status == 0)
+            xp_registry_remove(at, kinds, &range);
+        /* Past the first, only allocations the span really ended. */
+        if (!first && range.alloc_id == 0)
+            return;
+        int device = range.alloc_id ? range.device : xp_current_device;
+        xp_rec_free *r = reserve_call(XP_REC_FREE, api, sizeof *r, s, status, device);
+        if (r == NULL)
+            return;
+        r->alloc_id = range.alloc_id;
+        r->ptr = at;
+        r->kind = range.alloc_id ? range.kind : 0;
+        xp_journal_commit(r);
+        if (range.alloc_id == 0 || range.size >= ptr + span - range.base)
+            return;
+        at = range.base + range.size;
+    }
 }
 
 void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)

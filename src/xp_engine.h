@@ -79,6 +79,15 @@ typedef struct xp_copy_call {
     /* A 2D copy: `height` rows of `width` bytes (bytes = width * height),
      * rows spitch / dpitch bytes apart.  height 0: a 1D copy. */
     uint64_t width, height, spitch, dpitch;
+    /* A 3D copy: `depth` such 2D boxes (bytes = width * height * depth),
+     * slices sslice / dslice bytes apart.  depth 0 or 1: one slice (sslice
+     * and dslice are then not read). */
+    uint64_t depth, sslice, dslice;
+    /* A prefetch of managed memory (nothing is copied, pages migrate): the
+     * way they go, XP_DIR_H2D to a device or XP_DIR_D2H to the host; the
+     * host side is managed memory, the call asynchronous, and there is no
+     * fingerprint.  0: a copy. */
+    uint8_t migrate;
     bool async;               /* the API's nature */
     uint8_t device_sides;     /* XP_SIDE_* */
     bool has_device;          /* record `device` rather than work it out (peer copies) */
@@ -103,13 +112,41 @@ void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status);
 /* Successful launches counted so far on device (0 for a device out of range). */
 uint64_t xp_kernel_seq(int device);
 
-/* An allocation: ptr is what the call returned (ignored when it failed). */
-void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr, uint64_t bytes,
-                     int status);
+/* xp_record_alloc_on's device: the one the kind implies (the current
+ * device for device memory, -1 for host memory and address space). */
+#define XP_DEVICE_OF_KIND (-2)
 
-/* A free of ptr by an API that frees allocations of the given kinds
- * (bitmask of 1 << xp_alloc_kind). */
-void xp_record_free(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr, int status);
+/* An allocation on `device` (or XP_DEVICE_OF_KIND): ptr is what the call
+ * returned (ignored when it failed).  Reserved ranges and physical handles
+ * are kept apart from the memory that copies are classified by
+ * (XP_TABLE_HANDLES). */
+void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
+                        uint64_t bytes, int device, int status);
+
+static inline void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
+                                   uint64_t bytes, int status)
+{
+    xp_record_alloc_on(s, api, kind, ptr, bytes, XP_DEVICE_OF_KIND, status);
+}
+
+/* The device of the physical allocation `handle` (cuMemCreate) as recorded,
+ * else XP_DEVICE_OF_KIND. */
+int xp_physical_device(uint64_t handle);
+
+/* A free of the allocations of the given kinds (bitmask of
+ * 1 << xp_alloc_kind) that start at ptr and, when span is larger than the
+ * first, follow it without a gap up to ptr + span (cuMemUnmap may end
+ * several adjacent mappings at once): one free record each, the first
+ * written whether or not it was known. */
+void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
+                         uint64_t span, int status);
+
+/* A free of the one allocation at ptr. */
+static inline void xp_record_free(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
+                                  int status)
+{
+    xp_record_free_span(s, api, kinds, ptr, 0, status);
+}
 
 void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status);
 

@@ -166,6 +166,11 @@ _Static_assert(sizeof(xp_rec_memset) == 96, "memset record is 96 bytes");
 
 typedef enum xp_alloc_kind {
     XP_ALLOC_DEVICE = 1, XP_ALLOC_PINNED = 2, XP_ALLOC_REGISTERED = 3, XP_ALLOC_MANAGED = 4,
+    /* The driver's virtual memory management, which splits an allocation in
+     * three: address space (no memory), device memory with no address (ptr
+     * is the CUmemGenericAllocationHandle), and the mapping of one into the
+     * other (device memory at an address, already counted as PHYSICAL). */
+    XP_ALLOC_RESERVED = 5, XP_ALLOC_PHYSICAL = 6, XP_ALLOC_MAPPED = 7,
 } xp_alloc_kind;
 
 /* A successful or failed allocation.  Failed ones (status != 0) carry the

@@ -17,23 +17,48 @@ typedef struct xp_range {
     int32_t device;
 } xp_range;
 
+/* The tables of ranges.  MEMORY: what copies are classified by, device
+ * memory (mapped ranges included), pinned, registered and managed memory.
+ * HANDLES: allocations that are no memory at their address, reserved
+ * address ranges keyed by their base and physical allocation handles keyed
+ * by the handle's value (size 1), kept apart so that classifying a copy's
+ * pointers never finds them, and a mapping inside a reservation does not
+ * replace the reservation. */
+typedef enum xp_table { XP_TABLE_MEMORY = 0, XP_TABLE_HANDLES = 1 } xp_table;
+
 /* Adds a range (replacing any it overlaps: the driver has reused the
  * addresses, so what we knew is stale).  False when the table is full. */
-bool xp_registry_add(const xp_range *r);
+bool xp_table_add(xp_table t, const xp_range *r);
 
 /* Removes the range of a kind in `kinds` (bit 1 << xp_alloc_kind) starting
  * exactly at base, returning it in *out.  False if there is none. */
-bool xp_registry_remove(uint64_t base, unsigned kinds, xp_range *out);
+bool xp_table_remove(xp_table t, uint64_t base, unsigned kinds, xp_range *out);
 
 /* The range containing addr.  Lock-free for readers (a sequence lock), so
  * the copy hooks never wait for an allocation on another thread. */
-bool xp_registry_lookup(uint64_t addr, xp_range *out);
+bool xp_table_lookup(xp_table t, uint64_t addr, xp_range *out);
 
-/* Bumped on every change: lets per-thread caches of negative answers
- * ("this page is pageable") know when to forget them. */
+/* The memory table, as most callers know it. */
+static inline bool xp_registry_add(const xp_range *r)
+{
+    return xp_table_add(XP_TABLE_MEMORY, r);
+}
+
+static inline bool xp_registry_remove(uint64_t base, unsigned kinds, xp_range *out)
+{
+    return xp_table_remove(XP_TABLE_MEMORY, base, kinds, out);
+}
+
+static inline bool xp_registry_lookup(uint64_t addr, xp_range *out)
+{
+    return xp_table_lookup(XP_TABLE_MEMORY, addr, out);
+}
+
+/* Bumped on every change of the memory table: lets per-thread caches of
+ * negative answers ("this page is pageable") know when to forget them. */
 uint64_t xp_registry_generation(void);
 
-/* Drops every entry (context reset). */
+/* Drops every entry of both tables (context reset). */
 void xp_registry_clear(void);
 
 #endif

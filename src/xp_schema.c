@@ -66,6 +66,12 @@
     "FROM nvtx_range_rows r LEFT JOIN nvtx_end_rows e ON e.range_id = r.id\n"           \
     "     LEFT JOIN nvtx_names n ON n.hash = r.name\n"                                  \
     "     LEFT JOIN nvtx_names d ON d.hash = r.domain;\n"
+/* The name of an xp_alloc_kind code in column `t`.kind (allocations and
+ * unknown_frees say it the same way). */
+#define XP_ALLOC_KIND_SQL(t)                                                              \
+    "CASE " t ".kind WHEN 1 THEN 'device' WHEN 2 THEN 'pinned' WHEN 3 THEN 'registered' " \
+    "WHEN 4 THEN 'managed' WHEN 5 THEN 'reserved' WHEN 6 THEN 'physical' "                \
+    "WHEN 7 THEN 'mapped' END"
 
 const char xp_schema_sql[] =
     "CREATE TABLE meta(\n"
@@ -253,8 +259,7 @@ const char xp_schema_sql[] =
     "SELECT r.id AS id,\n"
     "       coalesce(a.name, 'api#' || r.api) AS api,\n"
     "       a.layer AS layer,\n"
-    "       CASE r.kind WHEN 1 THEN 'device' WHEN 2 THEN 'pinned' WHEN 3 THEN 'registered'\n"
-    "                   WHEN 4 THEN 'managed' END AS kind,\n"
+    "       " XP_ALLOC_KIND_SQL("r") " AS kind,\n"
     "       r.device AS device, r.ptr AS ptr, r.bytes AS bytes,\n"
     "       r.alloc_ns AS alloc_ns, f.free_ns AS free_ns,\n"
     "       r.stack AS alloc_stack_id, f.stack AS free_stack_id,\n"
@@ -268,8 +273,7 @@ const char xp_schema_sql[] =
     "SELECT u.id AS id,\n"
     "       coalesce(a.name, 'api#' || u.api) AS api,\n"
     "       a.layer AS layer, u.ptr AS ptr,\n"
-    "       CASE u.kind WHEN 1 THEN 'device' WHEN 2 THEN 'pinned' WHEN 3 THEN 'registered'\n"
-    "                   WHEN 4 THEN 'managed' END AS kind,\n"
+    "       " XP_ALLOC_KIND_SQL("u") " AS kind,\n"
     "       u.device AS device, u.tid AS tid, u.start_ns AS start_ns, u.end_ns AS end_ns,\n"
     "       u.stack AS stack_id\n"
     "FROM unknown_free_rows u LEFT JOIN apis a ON a.id = u.api;\n"

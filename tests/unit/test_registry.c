@@ -64,6 +64,32 @@ static void test_overlap_replaces_stale(void **state)
     (void)state;
 }
 
+/* Reserved ranges and handles are a table of their own: a mapping inside a
+ * reservation replaces nothing, and neither is found by an address lookup. */
+static void test_handles_apart(void **state)
+{
+    xp_registry_clear();
+    xp_range reserved = {.base = 0x200000, .size = 0x600000, .alloc_id = 7,
+                         .kind = XP_ALLOC_RESERVED, .device = -1};
+    xp_range mapped = {.base = 0x400000, .size = 0x200000, .alloc_id = 8,
+                       .kind = XP_ALLOC_MAPPED, .device = 0};
+    assert_true(xp_table_add(XP_TABLE_HANDLES, &reserved));
+    assert_true(xp_registry_add(&mapped));
+    xp_range r;
+    assert_false(xp_registry_lookup(0x200000, &r));
+    assert_true(xp_registry_lookup(0x400010, &r));
+    assert_int_equal(r.alloc_id, 8);
+    assert_true(xp_table_lookup(XP_TABLE_HANDLES, 0x400010, &r));
+    assert_int_equal(r.alloc_id, 7);
+    assert_false(xp_table_remove(XP_TABLE_HANDLES, 0x200000, 1u << XP_ALLOC_PHYSICAL, &r));
+    assert_true(xp_table_remove(XP_TABLE_HANDLES, 0x200000, 1u << XP_ALLOC_RESERVED, &r));
+    assert_int_equal(r.alloc_id, 7);
+    assert_true(xp_registry_lookup(0x400010, &r));
+    xp_registry_clear();
+    assert_false(xp_registry_lookup(0x400010, &r));
+    (void)state;
+}
+
 /* Readers racing a writer always see either the old or the new table. */
 static _Atomic int stop_flag;
 static void *writer(void *arg)
@@ -104,6 +130,7 @@ int main(void)
         cmocka_unit_test(test_lookup_inside_and_outside),
         cmocka_unit_test(test_remove_exact_base_and_kind),
         cmocka_unit_test(test_overlap_replaces_stale),
+        cmocka_unit_test(test_handles_apart),
         cmocka_unit_test(test_concurrent_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
