@@ -175,6 +175,7 @@ struct xp_thresholds {
     double leak_growing_fraction;         /* share of a site's live bytes allocated in the run's last part */
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;
+    uint64_t leak_min_count;              /* live allocations a site must leave for "growing" */
 };
 void xp_thresholds_default(struct xp_thresholds *t);
 int xp_thresholds_set(struct xp_thresholds *t, const char *assignment, char *err, size_t errlen);

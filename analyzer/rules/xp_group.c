@@ -1,0 +1,223 @@
+/* xp_group.c: per-site accumulation, grouping by site and number formatting for the rules. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xp_group.h"
+
+void xp_sites_init(struct xp_sites *s)
+{
+    *s = (struct xp_sites){.last = XP_NO_SITE};
+}
+
+void xp_sites_free(struct xp_sites *s)
+{
+    free(s->v);
+    free(s->slot);
+    xp_sites_init(s);
+}
+
+void xp_sites_clear(struct xp_sites *s)
+{
+    s->n = 0;
+    if (s->slot)
+        memset(s->slot, 0, s->nslot * sizeof *s->slot);
+    s->last = XP_NO_SITE;
+}
+
+static size_t xp_sites_hash(uint32_t id, size_t mask)
+{
+    /* Fibonacci hashing: stack ids are small consecutive integers. */
+    return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mask;
+}
+
+static int xp_sites_rehash(struct xp_sites *s)
+{
+    size_t nslot = s->nslot ? s->nslot * 2 : 64;
+    size_t *slot = calloc(nslot, sizeof *slot);
+    if (!slot)
+        return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t h = xp_sites_hash(s->v[i].stack_id, nslot - 1);
+        while (slot[h])
+            h = (h + 1) & (nslot - 1);
+        slot[h] = i + 1;
+    }
+    free(s->slot);
+    s->slot = slot;
+    s->nslot = nslot;
+    return 0;
+}
+
+size_t xp_sites_lookup(const struct xp_sites *s, uint32_t stack_id)
+{
+    if (!s->nslot)
+        return XP_NO_SITE;
+    size_t mask = s->nslot - 1;
+    for (size_t h = xp_sites_hash(stack_id, mask); s->slot[h]; h = (h + 1) & mask)
+        if (s->v[s->slot[h] - 1].stack_id == stack_id)
+            return s->slot[h] - 1;
+    return XP_NO_SITE;
+}
+
+size_t xp_sites_find(struct xp_sites *s, uint32_t stack_id)
+{
+    if (s->last != XP_NO_SITE && s->last_id == stack_id)
+        return s->last;
+    /* Keep the table at most half full so probes stay short. */
+    if ((s->n + 1) * 2 > s->nslot && xp_sites_rehash(s) != 0)
+        return XP_NO_SITE;
+    size_t mask = s->nslot - 1, h = xp_sites_hash(stack_id, mask);
+    while (s->slot[h]) {
+        size_t i = s->slot[h] - 1;
+        if (s->v[i].stack_id == stack_id) {
+            s->last_id = stack_id;
+            s->last = i;
+            return i;
+        }
+        h = (h + 1) & mask;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        struct xp_site *grown = realloc(s->v, cap * sizeof *grown);
+        if (!grown)
+            return XP_NO_SITE;
+        s->v = grown;
+        s->cap = cap;
+    }
+    s->v[s->n] = (struct xp_site){.stack_id = stack_id};
+    s->slot[h] = s->n + 1;
+    s->last_id = stack_id;
+    s->last = s->n;
+    return s->n++;
+}
+
+struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns)
+{
+    size_t i = xp_sites_find(s, stack_id);
+    if (i == XP_NO_SITE)
+        return NULL;
+    struct xp_site *site = &s->v[i];
+    site->count++;
+    site->bytes += bytes;
+    site->time_ns += xp_nonneg(dur_ns);
+    return site;
+}
+
+int xp_sites_bucket(size_t nsites, const size_t *site_of, size_t nitems, size_t **start_out,
+                    size_t **order_out)
+{
+    size_t *start = calloc(nsites + 1, sizeof *start);
+    if (!start)
+        return -1;
+    for (size_t i = 0; i < nitems; i++)
+        if (site_of[i] < nsites)
+            start[site_of[i] + 1]++;
+    for (size_t k = 0; k < nsites; k++)
+        start[k + 1] += start[k];
+    size_t *order = malloc((start[nsites] ? start[nsites] : 1) * sizeof *order);
+    size_t *fill = malloc((nsites ? nsites : 1) * sizeof *fill);
+    if (!order || !fill) {
+        free(start);
+        free(order);
+        free(fill);
+        return -1;
+    }
+    memcpy(fill, start, nsites * sizeof *fill);
+    for (size_t i = 0; i < nitems; i++)
+        if (site_of[i] < nsites)
+            order[fill[site_of[i]]++] = i;
+    free(fill);
+    *start_out = start;
+    *order_out = order;
+    return 0;
+}
+
+struct xp_numstr xp_bytes_str(uint64_t bytes)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    struct xp_numstr out;
+    if (bytes < 1024) {
+        snprintf(out.s, sizeof out.s, "%llu B", (unsigned long long)bytes);
+        return out;
+    }
+    double v = (double)bytes / 1024;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out.s, sizeof out.s, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return out;
+}
+
+struct xp_numstr xp_ns_str(int64_t ns)
+{
+    struct xp_numstr out;
+    double v = (double)xp_nonneg(ns);
+    const char *unit = "ns";
+    if (v >= 1e9) {
+        v /= 1e9;
+        unit = "s";
+    } else if (v >= 1e6) {
+        v /= 1e6;
+        unit = "ms";
+    } else if (v >= 1e3) {
+        v /= 1e3;
+        unit = "us";
+    }
+    if (unit[0] == 'n')
+        snprintf(out.s, sizeof out.s, "%.0f ns", v);
+    else
+        snprintf(out.s, sizeof out.s, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, unit);
+    return out;
+}
+
+double xp_percentile_sorted(const double *sorted, size_t n, double q)
+{
+    double rank = q * (double)n;
+    size_t k = (size_t)rank;
+    if ((double)k < rank)
+        k++; /* ceil without libm */
+    if (k == 0)
+        k = 1;
+    if (k > n)
+        k = n;
+    return sorted[k - 1];
+}
+
+int xp_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int xp_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+const char *xp_api_name(const struct xp_process *p, uint32_t api)
+{
+    return api < p->n_api && p->api_names && p->api_names[api] ? p->api_names[api] : "?";
+}
+
+const char *xp_dir_mask_name(uint64_t mask)
+{
+    for (unsigned d = 0; d < XP_DIR_COUNT; d++)
+        if (mask == (UINT64_C(1) << d))
+            return xp_dir_name((enum xp_dir)d);
+    return "mixed";
+}
+
+int xp_cmp_key(const void *a, const void *b)
+{
+    const struct xp_key *x = a, *y = b;
+    for (int i = 0; i < 4; i++)
+        if (x->k[i] != y->k[i])
+            return x->k[i] < y->k[i] ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
