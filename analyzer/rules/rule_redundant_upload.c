@@ -16,57 +16,87 @@ static const char xp_fix_pytorch[] =
 /* Why a copy is redundant: bits in marks[]. */
 enum { XP_RED_SAME_DST = 1, XP_RED_REPEAT = 2 };
 
+static bool xp_is_upload(const struct xp_copy *c)
+{
+    return xp_fingerprinted(c, XP_DIR_H2D);
+}
+
+static bool xp_same_upload(const struct xp_copy *a, const struct xp_copy *b)
+{
+    return a->fingerprint == b->fingerprint && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
+}
+
 /* Uploads to the same (device, dst) in time order: one that repeats the
  * previous upload's content with the same kernel_seq wrote bytes already
  * there (no kernel ran in between that could have used or changed them). */
-static void xp_mark_same_dst(const struct xp_process *p, struct xp_key *keys, size_t n, uint8_t *marks)
+static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_t n, uint8_t *marks)
 {
+    struct xp_map last; /* (device, dst) -> v0: index + 1 of its latest upload */
+    xp_map_init(&last);
     for (size_t j = 0; j < n; j++) {
-        const struct xp_copy *c = &p->copies[keys[j].idx];
-        keys[j] = (struct xp_key){{(uint32_t)c->device, c->dst, 0, 0}, c->start_ns, keys[j].idx};
+        const struct xp_copy *c = &p->copies[ord[j]];
+        bool added;
+        struct xp_map_entry *e = xp_map_get(&last, (uint32_t)c->device, c->dst, 0, 0, &added);
+        if (!e) {
+            xp_map_free(&last);
+            return -1;
+        }
+        if (!added) {
+            const struct xp_copy *prev = &p->copies[e->v0 - 1];
+            if (xp_same_upload(prev, c) && prev->kernel_seq == c->kernel_seq)
+                marks[ord[j]] |= XP_RED_SAME_DST;
+        }
+        e->v0 = ord[j] + 1;
     }
-    qsort(keys, n, sizeof *keys, xp_cmp_key);
-    for (size_t j = 1; j < n; j++) {
-        if (keys[j].k[0] != keys[j - 1].k[0] || keys[j].k[1] != keys[j - 1].k[1])
-            continue;
-        const struct xp_copy *prev = &p->copies[keys[j - 1].idx], *c = &p->copies[keys[j].idx];
-        if (prev->fingerprint == c->fingerprint && prev->fp_kind == c->fp_kind && prev->bytes == c->bytes &&
-            prev->kernel_seq == c->kernel_seq)
-            marks[keys[j].idx] |= XP_RED_SAME_DST;
-    }
+    xp_map_free(&last);
+    return 0;
 }
 
 /* One site's uploads of one content: from min_repeats on, every upload after
- * the first is redundant.  group[] gets, per copy, how many uploads its group
- * had (for the max_repeats detail). */
-static void xp_mark_repeats(const struct xp_process *p, struct xp_key *keys, size_t n, uint64_t min,
-                            uint8_t *marks, uint32_t *group)
+ * the first (in time) is redundant.  group[] gets, per copy, how many uploads
+ * its group had (for the max_uploads_of_one_content detail). */
+static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t n, uint64_t min,
+                           uint8_t *marks, uint32_t *group)
 {
+    struct xp_map groups; /* (fingerprint, bytes, stack and kind) -> v0 count, v1 first upload */
+    xp_map_init(&groups);
+    uint32_t *entry = malloc(n * sizeof *entry);
+    if (!entry)
+        return -1;
     for (size_t j = 0; j < n; j++) {
-        const struct xp_copy *c = &p->copies[keys[j].idx];
-        keys[j] = xp_content_key(c, keys[j].idx, c->stack_id);
-    }
-    qsort(keys, n, sizeof *keys, xp_cmp_key);
-    for (size_t j = 0, end; j < n; j = end) {
-        for (end = j + 1; end < n && xp_same_content(&keys[j], &keys[end]) && keys[j].k[3] == keys[end].k[3];)
-            end++;
-        uint64_t g = end - j;
-        for (size_t m = j; m < end; m++) {
-            group[keys[m].idx] = g > UINT32_MAX ? UINT32_MAX : (uint32_t)g;
-            if (g >= min && m > j)
-                marks[keys[m].idx] |= XP_RED_REPEAT;
+        const struct xp_copy *c = &p->copies[ord[j]];
+        bool added;
+        struct xp_map_entry *e = xp_map_get(&groups, c->fingerprint, c->bytes,
+                                            (uint64_t)c->stack_id << 8 | c->fp_kind, 0, &added);
+        if (!e) {
+            free(entry);
+            xp_map_free(&groups);
+            return -1;
         }
+        if (added)
+            e->v1 = ord[j];
+        e->v0++;
+        entry[j] = (uint32_t)(e - groups.e);
     }
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_map_entry *e = &groups.e[entry[j]];
+        group[ord[j]] = e->v0 > UINT32_MAX ? UINT32_MAX : (uint32_t)e->v0;
+        if (e->v0 >= min && e->v1 != ord[j])
+            marks[ord[j]] |= XP_RED_REPEAT;
+    }
+    free(entry);
+    xp_map_free(&groups);
+    return 0;
 }
 
 static void xp_redundant_process(struct xp_report *r, const struct xp_process *p)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_copies; i++)
-        n += xp_fingerprinted(&p->copies[i], XP_DIR_H2D);
-    if (n < 2)
+    size_t n;
+    size_t *ord = xp_copies_in_time(p, xp_is_upload, &n);
+    if (n < 2) {
+        free(ord);
         return;
-    struct xp_key *keys = malloc(n * sizeof *keys);
+    }
     uint8_t *marks = calloc(p->n_copies, 1);
     uint32_t *group = calloc(p->n_copies, sizeof *group);
     struct xp_sites sites;
@@ -74,13 +104,9 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     /* Per site: count, bytes, time of redundant copies; aux the same-dst
      * ones; repeats and max_repeats alongside. */
     uint64_t *repeats = NULL, *max_group = NULL;
-    if (!keys || !marks || !group)
+    if (!ord || !marks || !group || xp_mark_same_dst(p, ord, n, marks) != 0 ||
+        xp_mark_repeats(p, ord, n, r->th.redundant_min_repeats, marks, group) != 0)
         goto out;
-    for (size_t i = 0, j = 0; i < p->n_copies; i++)
-        if (xp_fingerprinted(&p->copies[i], XP_DIR_H2D))
-            keys[j++].idx = i;
-    xp_mark_same_dst(p, keys, n, marks);
-    xp_mark_repeats(p, keys, n, r->th.redundant_min_repeats, marks, group);
     for (size_t i = 0; i < p->n_copies; i++) {
         if (!marks[i])
             continue;
@@ -115,7 +141,7 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
 out:
     free(repeats);
     free(max_group);
-    free(keys);
+    free(ord);
     free(marks);
     free(group);
     xp_sites_free(&sites);

@@ -211,13 +211,146 @@ const char *xp_dir_mask_name(uint64_t mask)
     return "mixed";
 }
 
-int xp_cmp_key(const void *a, const void *b)
+void xp_map_init(struct xp_map *m)
 {
-    const struct xp_key *x = a, *y = b;
-    for (int i = 0; i < 4; i++)
-        if (x->k[i] != y->k[i])
-            return x->k[i] < y->k[i] ? -1 : 1;
+    *m = (struct xp_map){0};
+}
+
+void xp_map_free(struct xp_map *m)
+{
+    free(m->e);
+    free(m->slot);
+    xp_map_init(m);
+}
+
+static size_t xp_map_hash(uint64_t k0, uint64_t k1, uint64_t k2, uint64_t k3, size_t mask)
+{
+    /* Multiply-xorshift mixing of each word (the murmur3 finalizer). */
+    uint64_t h = 0x9E3779B97F4A7C15u;
+    uint64_t k[4] = {k0, k1, k2, k3};
+    for (int i = 0; i < 4; i++) {
+        h ^= k[i] + 0x9E3779B97F4A7C15u + (h << 6) + (h >> 2);
+        h ^= h >> 33;
+        h *= 0xFF51AFD7ED558CCDu;
+        h ^= h >> 33;
+    }
+    return (size_t)h & mask;
+}
+
+static int xp_map_grow(struct xp_map *m)
+{
+    size_t nslot = m->nslot ? m->nslot * 2 : 1024;
+    uint32_t *slot = calloc(nslot, sizeof *slot);
+    if (!slot)
+        return -1;
+    for (size_t i = 0; i < m->n; i++) {
+        const uint64_t *k = m->e[i].k;
+        size_t h = xp_map_hash(k[0], k[1], k[2], k[3], nslot - 1);
+        while (slot[h])
+            h = (h + 1) & (nslot - 1);
+        slot[h] = (uint32_t)(i + 1);
+    }
+    free(m->slot);
+    m->slot = slot;
+    m->nslot = nslot;
+    return 0;
+}
+
+static size_t xp_map_probe(const struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2, uint64_t k3)
+{
+    size_t mask = m->nslot - 1;
+    size_t h = xp_map_hash(k0, k1, k2, k3, mask);
+    for (; m->slot[h]; h = (h + 1) & mask) {
+        const uint64_t *k = m->e[m->slot[h] - 1].k;
+        if (k[0] == k0 && k[1] == k1 && k[2] == k2 && k[3] == k3)
+            break;
+    }
+    return h;
+}
+
+struct xp_map_entry *xp_map_get(struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2, uint64_t k3,
+                                bool *added)
+{
+    *added = false;
+    if (m->nslot) {
+        size_t h = xp_map_probe(m, k0, k1, k2, k3);
+        if (m->slot[h])
+            return &m->e[m->slot[h] - 1];
+    }
+    /* New: keep the table at most half full; entry indices must fit a slot. */
+    if (m->n + 1 >= UINT32_MAX)
+        return NULL;
+    if ((m->n + 1) * 2 > m->nslot && xp_map_grow(m) != 0)
+        return NULL;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        struct xp_map_entry *grown = realloc(m->e, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        m->e = grown;
+        m->cap = cap;
+    }
+    size_t h = xp_map_probe(m, k0, k1, k2, k3);
+    m->e[m->n] = (struct xp_map_entry){{k0, k1, k2, k3}, 0, 0};
+    m->slot[h] = (uint32_t)(m->n + 1);
+    *added = true;
+    return &m->e[m->n++];
+}
+
+const struct xp_map_entry *xp_map_lookup(const struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2,
+                                         uint64_t k3)
+{
+    if (!m->nslot)
+        return NULL;
+    size_t h = xp_map_probe(m, k0, k1, k2, k3);
+    return m->slot[h] ? &m->e[m->slot[h] - 1] : NULL;
+}
+
+struct xp_timed {
+    int64_t t;
+    size_t idx;
+};
+
+static int xp_cmp_timed(const void *a, const void *b)
+{
+    const struct xp_timed *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
     return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n)
+{
+    size_t count = 0;
+    bool sorted = true;
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (keep(&p->copies[i])) {
+            count++;
+            sorted = sorted && p->copies[i].start_ns >= last;
+            last = p->copies[i].start_ns;
+        }
+    *n = count;
+    size_t *out = count ? malloc(count * sizeof *out) : NULL;
+    if (!out)
+        return NULL;
+    for (size_t i = 0, j = 0; i < p->n_copies; i++)
+        if (keep(&p->copies[i]))
+            out[j++] = i;
+    /* Copies are stored per thread in call order; only threads' interleaving
+     * needs a sort, and a single-threaded run skips it. */
+    if (sorted)
+        return out;
+    struct xp_timed *tmp = malloc(count * sizeof *tmp);
+    if (!tmp) {
+        free(out);
+        return NULL;
+    }
+    for (size_t j = 0; j < count; j++)
+        tmp[j] = (struct xp_timed){p->copies[out[j]].start_ns, out[j]};
+    qsort(tmp, count, sizeof *tmp, xp_cmp_timed);
+    for (size_t j = 0; j < count; j++)
+        out[j] = tmp[j].idx;
+    free(tmp);
+    return out;
 }

@@ -88,26 +88,33 @@ static inline uint64_t xp_dir_bit(uint8_t direction)
 }
 const char *xp_dir_mask_name(uint64_t mask);
 
-/* A sort key for grouping copies (by content, by destination): four
- * fields, then time, then the copy's index so that equal keys sort stably. */
-struct xp_key {
+/* A hash map from four 64-bit words to two of the caller's: grouping by
+ * content or destination in one pass, where sorting 10 million copies would
+ * cost seconds. */
+struct xp_map_entry {
     uint64_t k[4];
-    int64_t t;
-    size_t idx;
+    uint64_t v0, v1;
 };
-int xp_cmp_key(const void *a, const void *b);
-/* A copy's content as fingerprints allow comparing it: the fingerprint, its
- * kind (a full and a sampled hash of the same bytes differ) and the size,
- * with k[3] for the caller. */
-static inline struct xp_key xp_content_key(const struct xp_copy *c, size_t idx, uint64_t k3)
-{
-    return (struct xp_key){{c->fingerprint, c->fp_kind, c->bytes, k3}, c->start_ns, idx};
-}
-/* Whether two keys have the same content (k[0..2]). */
-static inline bool xp_same_content(const struct xp_key *a, const struct xp_key *b)
-{
-    return a->k[0] == b->k[0] && a->k[1] == b->k[1] && a->k[2] == b->k[2];
-}
+struct xp_map {
+    struct xp_map_entry *e;
+    size_t n, cap;
+    uint32_t *slot;         /* entry index + 1; 0 empty */
+    size_t nslot;           /* a power of two, or 0 */
+};
+void xp_map_init(struct xp_map *m);
+void xp_map_free(struct xp_map *m);
+/* The entry of key, added (values 0) when new, *added telling which;
+ * NULL when out of memory.  The pointer is good until the next xp_map_get. */
+struct xp_map_entry *xp_map_get(struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2, uint64_t k3,
+                                bool *added);
+/* The entry of key, NULL when absent. */
+const struct xp_map_entry *xp_map_lookup(const struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2,
+                                         uint64_t k3);
+
+/* The indices of the copies that pass keep(), in time order (start_ns, then
+ * index); *n gets their number.  NULL when out of memory (or none: *n 0). */
+size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n);
+
 /* A successful copy whose content has a fingerprint. */
 static inline bool xp_fingerprinted(const struct xp_copy *c, uint8_t direction)
 {
