@@ -10,19 +10,17 @@ static const char xp_fix_pytorch[] =
     "call .pin_memory() on the tensor (or DataLoader(pin_memory=True)) before "
     ".to(device, non_blocking=True)";
 
+/* A failed copy moved nothing: it is an error, not a slow transfer. */
+static bool xp_async_pageable_copy(const struct xp_copy *c, const struct xp_thresholds *th)
+{
+    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0;
+}
+
 static void xp_async_pageable_process(struct xp_report *r, const struct xp_process *p)
 {
     struct xp_sites sites;
     xp_sites_init(&sites);
-    for (size_t i = 0; i < p->n_copies; i++) {
-        const struct xp_copy *c = &p->copies[i];
-        /* A failed copy moved nothing: it is an error, not a slow transfer. */
-        if (c->blocking != XP_BL_ASYNC_PAGEABLE || c->status != 0)
-            continue;
-        struct xp_site *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
-        if (s)
-            s->aux |= xp_dir_bit(c->direction);
-    }
+    xp_sites_of_copies(&sites, p, xp_async_pageable_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(

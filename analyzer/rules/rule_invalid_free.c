@@ -24,17 +24,10 @@ struct xp_bad_free {
 
 static struct xp_bad_free *xp_first_of(struct xp_bad_free **firsts, size_t *cap, size_t k)
 {
-    if (k >= *cap) {
-        size_t grown_cap = *cap ? *cap * 2 : 16;
-        while (grown_cap <= k)
-            grown_cap *= 2;
-        struct xp_bad_free *grown = realloc(*firsts, grown_cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        memset(grown + *cap, 0, (grown_cap - *cap) * sizeof *grown);
-        *firsts = grown;
-        *cap = grown_cap;
-    }
+    void *v = *firsts;
+    if (xp_grow(&v, cap, k + 1, sizeof **firsts) != 0)
+        return NULL;
+    *firsts = v;
     return &(*firsts)[k];
 }
 

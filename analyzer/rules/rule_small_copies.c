@@ -13,19 +13,17 @@ static const char xp_fix_pytorch[] =
 /* The severity climbs to warning at this many times the minimum count. */
 #define XP_SMALL_WARNING_FACTOR 10
 
+static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *th)
+{
+    return c->status == 0 && c->bytes <= th->small_copy_max_bytes;
+}
+
 static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t min = r->th.small_copies_min_count ? r->th.small_copies_min_count : 1;
     struct xp_sites sites;
     xp_sites_init(&sites);
-    for (size_t i = 0; i < p->n_copies; i++) {
-        const struct xp_copy *c = &p->copies[i];
-        if (c->status != 0 || c->bytes > r->th.small_copy_max_bytes)
-            continue;
-        struct xp_site *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
-        if (s)
-            s->aux |= xp_dir_bit(c->direction);
-    }
+    xp_sites_of_copies(&sites, p, xp_small_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site *s = &sites.v[k];
         if (s->count < min)

@@ -13,7 +13,7 @@ static const char xp_fix_pytorch[] =
     "(accumulate into a tensor) and read them once after the loop; upload pinned tensors with "
     ".to(device, non_blocking=True)";
 
-static bool xp_blocking_copy(const struct xp_copy *c)
+static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
     return c->status == 0 && (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE);
 }
@@ -37,17 +37,8 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
     uint64_t *tmp = NULL;
     if (!site_of)
         goto out;
-    for (size_t i = 0; i < p->n_copies; i++) {
-        const struct xp_copy *c = &p->copies[i];
-        site_of[i] = XP_NO_SITE;
-        if (!xp_blocking_copy(c))
-            continue;
-        struct xp_site *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
-        if (!s)
-            goto out;
-        s->aux |= xp_dir_bit(c->direction);
-        site_of[i] = (size_t)(s - sites.v);
-    }
+    if (xp_sites_of_copies(&sites, p, xp_blocking_copy, &r->th, site_of) != 0)
+        goto out;
     /* Leave out the sites below the threshold before grouping, so only the
      * flagged sites' copies are sorted for their median. */
     size_t most = 0;

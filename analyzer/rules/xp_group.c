@@ -77,14 +77,10 @@ size_t xp_sites_find(struct xp_sites *s, uint32_t stack_id)
         }
         h = (h + 1) & mask;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct xp_site *grown = realloc(s->v, cap * sizeof *grown);
-        if (!grown)
-            return XP_NO_SITE;
-        s->v = grown;
-        s->cap = cap;
-    }
+    void *v = s->v;
+    if (xp_grow(&v, &s->cap, s->n + 1, sizeof *s->v) != 0)
+        return XP_NO_SITE;
+    s->v = v;
     s->v[s->n] = (struct xp_site){.stack_id = stack_id};
     s->slot[h] = s->n + 1;
     s->last_id = stack_id;
@@ -102,6 +98,44 @@ struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t byt
     site->bytes += bytes;
     site->time_ns += xp_nonneg(dur_ns);
     return site;
+}
+
+int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
+                       bool (*keep)(const struct xp_copy *c, const struct xp_thresholds *th),
+                       const struct xp_thresholds *th, size_t *site_of)
+{
+    for (size_t i = 0; i < p->n_copies; i++) {
+        const struct xp_copy *c = &p->copies[i];
+        if (site_of)
+            site_of[i] = XP_NO_SITE;
+        if (!keep(c, th))
+            continue;
+        struct xp_site *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns);
+        if (!site)
+            return -1;
+        site->aux |= xp_dir_bit(c->direction);
+        if (site_of)
+            site_of[i] = (size_t)(site - s->v);
+    }
+    return 0;
+}
+
+int xp_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t grown_cap = *cap ? *cap : 16;
+    while (grown_cap < need)
+        grown_cap *= 2;
+    if (grown_cap > SIZE_MAX / size)
+        return -1;
+    char *grown = realloc(*v, grown_cap * size);
+    if (!grown)
+        return -1;
+    memset(grown + *cap * size, 0, (grown_cap - *cap) * size);
+    *v = grown;
+    *cap = grown_cap;
+    return 0;
 }
 
 int xp_sites_bucket(size_t nsites, const size_t *site_of, size_t nitems, size_t **start_out,
@@ -284,14 +318,10 @@ struct xp_map_entry *xp_map_get(struct xp_map *m, uint64_t k0, uint64_t k1, uint
         return NULL;
     if ((m->n + 1) * 2 > m->nslot && xp_map_grow(m) != 0)
         return NULL;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        struct xp_map_entry *grown = realloc(m->e, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        m->e = grown;
-        m->cap = cap;
-    }
+    void *e = m->e;
+    if (xp_grow(&e, &m->cap, m->n + 1, sizeof *m->e) != 0)
+        return NULL;
+    m->e = e;
     size_t h = xp_map_probe(m, k0, k1, k2, k3);
     m->e[m->n] = (struct xp_map_entry){{k0, k1, k2, k3}, 0, 0};
     m->slot[h] = (uint32_t)(m->n + 1);

@@ -42,6 +42,18 @@ size_t xp_sites_lookup(const struct xp_sites *s, uint32_t stack_id);
  * duration (clock oddities) adds nothing to the time. */
 struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns);
 
+/* Adds every copy of p that keep() accepts to its site, each site's aux
+ * collecting the directions seen (xp_dir_bit).  site_of, when not NULL, gets
+ * each copy's site index or XP_NO_SITE.  Returns 0, or -1 out of memory. */
+int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
+                       bool (*keep)(const struct xp_copy *c, const struct xp_thresholds *th),
+                       const struct xp_thresholds *th, size_t *site_of);
+
+/* Makes room for at least need elements of size bytes in *v (capacity *cap,
+ * doubled as it grows, new elements zeroed).  Returns 0, or -1 out of memory
+ * (then *v is as it was). */
+int xp_grow(void **v, size_t *cap, size_t need, size_t size);
+
 /* Groups items by site with one counting sort, keeping the items' order
  * within each site: the items of site k are order[start[k] .. start[k+1]).
  * site_of[i] is item i's site index or XP_NO_SITE (left out).  Returns 0, or
