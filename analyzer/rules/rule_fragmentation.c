@@ -120,7 +120,7 @@ static int xp_cmp_event(const void *a, const void *b)
 
 static bool xp_replayable(const struct xp_alloc *a)
 {
-    return xp_alloc_is_device(a) && a->bytes > 0 && (a->free_ns < 0 || a->free_ns > a->alloc_ns);
+    return xp_alloc_is_device(a) && a->bytes > 0 && xp_alloc_lifetime_ok(a);
 }
 
 static void xp_state_of(const struct xp_tree *tree, struct xp_state *s)

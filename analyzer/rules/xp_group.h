@@ -85,11 +85,13 @@ static inline bool xp_alloc_is_device(const struct xp_alloc *a)
 /* Whether an allocation was live at t: allocated by then and not yet freed.
  * An allocation whose free time is not after its allocation (clock oddities)
  * is never live, so a replay never sees it freed before it existed. */
+static inline bool xp_alloc_lifetime_ok(const struct xp_alloc *a)
+{
+    return a->free_ns < 0 || a->free_ns > a->alloc_ns;
+}
 static inline bool xp_alloc_live_at(const struct xp_alloc *a, int64_t t)
 {
-    if (a->free_ns >= 0 && a->free_ns <= a->alloc_ns)
-        return false;
-    return a->alloc_ns <= t && (a->free_ns < 0 || a->free_ns > t);
+    return xp_alloc_lifetime_ok(a) && a->alloc_ns <= t && (a->free_ns < 0 || a->free_ns > t);
 }
 
 /* A set of directions as bits in a site's aux, and its name: the one

@@ -837,6 +837,78 @@ static void test_oom(void **state)
     (void)state;
 }
 
+/* Many failures over a changing heap on two devices (and failures of no
+ * known device): each finding agrees with a plain replay up to its time. */
+static void test_oom_many_against_replay(void **state)
+{
+    struct xp_process p;
+    proc_init(&p);
+    enum { NA = 300, NE = 60 };
+    static struct xp_alloc a[NA];
+    static struct xp_error e[NE];
+    uint64_t seed = 12345;
+    for (size_t i = 0; i < NA; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        int64_t at = (int64_t)(seed >> 40) % 1000;
+        int64_t life = (int64_t)(seed >> 20) % 400;
+        a[i] = alloc(0x1000 * (i + 1), 1 + (seed >> 8) % 64 * MiB, at, (seed >> 60) % 3 ? at + life + 1 : -1,
+                     1 + (uint32_t)(seed >> 33) % 7);
+        a[i].device = (int32_t)(seed >> 50) % 2;
+        if ((seed >> 55) % 11 == 0)
+            a[i].kind = XP_AK_MANAGED;
+    }
+    for (size_t i = 0; i < NE; i++)
+        e[i] = (struct xp_error){.start_ns = (int64_t)((i * 7919) % 1000), .stack_id = 1, .status = 2,
+                                 .record = "alloc", .device = (int32_t)(i % 3) - 1, .requested = MiB,
+                                 .dev_free = -1, .dev_total = -1};
+    p.allocs = a;
+    p.n_allocs = NA;
+    p.errors = e;
+    p.n_errors = NE;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    assert_int_equal(run(&r, "oom"), NE);
+    for (size_t i = 0; i < NE; i++) {
+        const struct xp_finding *f = &r.findings[i];
+        uint64_t live = 0, count = 0, top[3] = {0};
+        uint64_t site_bytes[8] = {0};
+        for (size_t j = 0; j < NA; j++) {
+            const struct xp_alloc *x = &a[j];
+            bool on = x->kind == XP_AK_DEVICE && (e[i].device < 0 || x->device == e[i].device) &&
+                      x->alloc_ns <= e[i].start_ns && (x->free_ns < 0 || x->free_ns > e[i].start_ns);
+            if (!on)
+                continue;
+            live += x->bytes;
+            count++;
+            site_bytes[x->alloc_stack] += x->bytes;
+            uint64_t v = x->bytes;
+            for (int k = 0; k < 3; k++)
+                if (v > top[k]) {
+                    uint64_t t = top[k];
+                    top[k] = v;
+                    v = t;
+                }
+        }
+        assert_int_equal(num(f, "live_bytes"), live);
+        assert_int_equal(num(f, "live_count"), count);
+        assert_int_equal(num(f, "device"), e[i].device);
+        static const char *const keys[3] = {"top1_bytes", "top2_bytes", "top3_bytes"};
+        for (int k = 0; k < 3; k++) {
+            if (top[k])
+                assert_int_equal(num(f, keys[k]), top[k]);
+            else
+                assert_null(fact(f, keys[k]));
+        }
+        uint64_t best = 0;
+        for (size_t k = 0; k < 8; k++)
+            best = site_bytes[k] > best ? site_bytes[k] : best;
+        if (best)
+            assert_int_equal(num(f, "site1_bytes"), best);
+    }
+    report_free(&r);
+    (void)state;
+}
+
 /* ---- stacks off, symbols missing ---- */
 
 /* Without stacks every call is stack 0: each rule still finds its pattern,
@@ -971,6 +1043,7 @@ int main(void)
         cmocka_unit_test(test_fragmentation_negatives),
         cmocka_unit_test(test_caching_allocator),
         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_oom_many_against_replay),
         cmocka_unit_test(test_stacks_off),
         cmocka_unit_test(test_thresholds),
     };
