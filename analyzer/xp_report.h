@@ -172,7 +172,7 @@ struct xp_thresholds {
     uint64_t small_copies_min_count;
     double low_bandwidth_fraction;        /* below this share of the run's reference */
     uint64_t low_bandwidth_min_bytes;     /* only copies at least this large */
-    double leak_growing_fraction;         /* share of a site's live bytes allocated in the run's last part */
+    double leak_growing_fraction;         /* share of the run a site's live allocations must span to be "growing" */
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;
     uint64_t leak_min_count;              /* live allocations a site must leave for "growing" */

@@ -154,7 +154,7 @@ static void xp_report_device(struct xp_report *r, const struct xp_process *p, in
     xp_finding_num(f, "span_bytes", (int64_t)worst->span);
     xp_finding_num(f, "request_bytes", (int64_t)worst->request);
     xp_finding_text(f, "worst_ratio", "%.3f", worst->ratio);
-    xp_finding_num(f, "worst_ns", worst->t - p->start_mono_ns);
+    xp_finding_num(f, "worst_ns", xp_sub_sat(worst->t, p->start_mono_ns));
 }
 
 /* Replays one device's events (its allocations at positions < m by address). */

@@ -82,8 +82,8 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
         if (a->alloc_ns > last)
             last = a->alloc_ns;
     }
-    int64_t span = last - first, run_ns = run.end - run.start;
-    int64_t mid = first + span / 2;
+    int64_t span = xp_sub_sat(last, first), run_ns = xp_sub_sat(run.end, run.start);
+    int64_t mid = first + span / 2; /* span >= 0 and first + span <= last: no overflow */
     uint64_t live_at_mid = 0;
     for (size_t j = 0; j < n; j++)
         live_at_mid += xp_alloc_live_at(&p->allocs[items[j]], mid);

@@ -309,7 +309,7 @@ static void xp_oom_report(struct xp_report *r, const struct xp_process *p, const
         xp_finding_num(f, "device_total_bytes", e->dev_total);
     xp_finding_num(f, "fragmentation", fragmented);
     xp_finding_text(f, "api", "%s", api);
-    xp_finding_num(f, "at_ns", e->start_ns - p->start_mono_ns);
+    xp_finding_num(f, "at_ns", xp_sub_sat(e->start_ns, p->start_mono_ns));
     xp_oom_details(f, o->top, o->sites);
 }
 

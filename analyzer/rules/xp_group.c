@@ -96,7 +96,7 @@ struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t byt
     struct xp_site *site = &s->v[i];
     site->count++;
     site->bytes += bytes;
-    site->time_ns += xp_nonneg(dur_ns);
+    site->time_ns = xp_add_sat(site->time_ns, xp_nonneg(dur_ns));
     return site;
 }
 

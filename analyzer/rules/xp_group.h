@@ -72,6 +72,19 @@ static inline int64_t xp_nonneg(int64_t v)
     return v > 0 ? v : 0;
 }
 
+/* Sums and differences of times that saturate instead of overflowing: a
+ * corrupt or odd database may hold any 64-bit value. */
+static inline int64_t xp_add_sat(int64_t a, int64_t b)
+{
+    int64_t v;
+    return __builtin_add_overflow(a, b, &v) ? (b > 0 ? INT64_MAX : INT64_MIN) : v;
+}
+static inline int64_t xp_sub_sat(int64_t a, int64_t b)
+{
+    int64_t v;
+    return __builtin_sub_overflow(a, b, &v) ? (b < 0 ? INT64_MAX : INT64_MIN) : v;
+}
+
 /* Nearest-rank percentile of sorted values (n > 0): the value at rank ceil(q * n). */
 double xp_percentile_sorted(const double *sorted, size_t n, double q);
 int xp_cmp_double(const void *a, const void *b);

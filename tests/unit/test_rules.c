@@ -197,8 +197,10 @@ static void test_empty_processes(void **state)
     assert_true(r.n_findings > 0);
     for (size_t i = 0; i < r.n_findings; i++)
         assert_ptr_equal(r.findings[i].proc, &procs[2]);
+    report_free(&r);
     report_init(&r, procs, 2);
     assert_int_equal(run_all(&r), 0);
+    report_free(&r);
     report_init(&r, NULL, 0);
     assert_int_equal(run_all(&r), 0);
     report_free(&r);
@@ -248,6 +250,15 @@ static void test_odd_input(void **state)
     run_all(&r);
     for (size_t i = 0; i < r.n_findings; i++)
         assert_true(r.findings[i].time_ns >= 0);
+    /* Times at the ends of 64 bits saturate rather than wrap. */
+    c[0] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 1, INT64_MIN, INT64_MAX, 3);
+    c[1] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 1, INT64_MAX, INT64_MAX, 3);
+    a[0] = alloc(0x1000, 1, INT64_MIN, -1, 9);
+    a[1] = alloc(0x2000, 1, INT64_MAX, -1, 9);
+    run(&r, "async-pageable");
+    assert_int_equal(at_site(&r, 3)->time_ns, INT64_MAX);
+    run(&r, "leak");
+    assert_int_equal(num(at_site(&r, 9), "span_ns"), INT64_MAX);
     report_free(&r);
     (void)state;
 }
