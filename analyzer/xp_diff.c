@@ -793,7 +793,12 @@ static int xp_add_finding(struct xp_diff *d, enum xp_diff_finding_kind kind, str
     return 0;
 }
 
-/* The site a finding is about, in the diff's keying; NULL when none. */
+/* The site a finding is about, in the diff's keying; NULL when none.  Only
+ * an exact match counts: a leak's allocation in the same function as a copy
+ * (same frames but the line) is not about that copy.  A matched site keeps
+ * the new side's frames, so a finding of the new run on a site whose line
+ * moved is still found; one of the base run then is not (it still shows in
+ * the findings that disappeared). */
 static struct xp_diff_site *xp_site_of(struct xp_diff *d, const struct xp_diff_frame *f, size_t n)
 {
     if (d->opt.by == XP_DIFF_BY_NVTX)
@@ -807,7 +812,7 @@ static struct xp_diff_site *xp_site_of(struct xp_diff *d, const struct xp_diff_f
         n = 1;
     }
     for (size_t i = 0; i < d->n_sites; i++)
-        if (xp_frames_cmp(d->sites[i].frames, d->sites[i].n_frames, f, n, false) == 0)
+        if (xp_frames_cmp(d->sites[i].frames, d->sites[i].n_frames, f, n, true) == 0)
             return &d->sites[i];
     return NULL;
 }

@@ -21,22 +21,6 @@
 #include "xp_schema.h"
 #include "xp_symbols.h"
 
-int xp_grow(void *arr, size_t *cap, size_t n, size_t size)
-{
-    void **p = arr;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c <= n)
-        c *= 2;
-    void *grown = realloc(*p, c * size);
-    if (!grown)
-        return -1;
-    *p = grown;
-    *cap = c;
-    return 0;
-}
-
 void xp_load_db_error(sqlite3 *db, int rc, char *err, size_t errlen)
 {
     int base = rc & 0xff;
@@ -140,7 +124,7 @@ static int64_t xp_ld_api(struct xp_ld *L, int64_t id, const char *name, bool dri
     if (i >= p->n_api) {
         size_t cap = L->cap_api;
         char **names = p->api_names;
-        if (xp_grow(&names, &cap, i, sizeof *names) != 0)
+        if (xp_grow(&names, &cap, i + 1, sizeof *names) != 0)
             return -1;
         p->api_names = names;
         bool *drv = realloc(L->driver, cap * sizeof *drv);
@@ -215,7 +199,7 @@ static int xp_ld_sites(struct xp_ld *L)
             continue; /* not one the ingest made; no row can name it */
         size_t i = (size_t)id;
         if (i >= L->n_sites) {
-            if (xp_grow(&L->sites, &cap, i, sizeof *L->sites) != 0) {
+            if (xp_grow(&L->sites, &cap, i + 1, sizeof *L->sites) != 0) {
                 sqlite3_finalize(st);
                 return xp_ld_oom(L);
             }
@@ -280,7 +264,7 @@ static int xp_ld_copies(struct xp_ld *L)
         cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (xp_grow(&p->copies, &cap, p->n_copies, sizeof *p->copies) != 0) {
+        if (xp_grow(&p->copies, &cap, p->n_copies + 1, sizeof *p->copies) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
@@ -316,7 +300,7 @@ static int xp_ld_syncs(struct xp_ld *L)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (xp_grow(&p->syncs, &cap, p->n_syncs, sizeof *p->syncs) != 0) {
+        if (xp_grow(&p->syncs, &cap, p->n_syncs + 1, sizeof *p->syncs) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
@@ -353,7 +337,7 @@ static int xp_ld_allocs(struct xp_ld *L)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t api = xp_ld_view_api(L, st, 0, 1);
-        if (api < 0 || xp_grow(&p->allocs, &cap, p->n_allocs, sizeof *p->allocs) != 0) {
+        if (api < 0 || xp_grow(&p->allocs, &cap, p->n_allocs + 1, sizeof *p->allocs) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
@@ -406,7 +390,7 @@ static int xp_ld_errors(struct xp_ld *L)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t api = xp_ld_view_api(L, st, 0, 1);
-        if (api < 0 || xp_grow(&p->errors, &cap, p->n_errors, sizeof *p->errors) != 0) {
+        if (api < 0 || xp_grow(&p->errors, &cap, p->n_errors + 1, sizeof *p->errors) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
@@ -443,7 +427,7 @@ static int xp_ld_unknown_frees(struct xp_ld *L)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t api = xp_ld_view_api(L, st, 0, 1);
         if (api < 0 ||
-            xp_grow(&p->unknown_frees, &cap, p->n_unknown_frees, sizeof *p->unknown_frees) != 0) {
+            xp_grow(&p->unknown_frees, &cap, p->n_unknown_frees + 1, sizeof *p->unknown_frees) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
@@ -487,7 +471,7 @@ static int xp_ld_ranges(struct xp_ld *L)
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (xp_grow(&p->ranges, &cap, p->n_ranges, sizeof *p->ranges) != 0) {
+        if (xp_grow(&p->ranges, &cap, p->n_ranges + 1, sizeof *p->ranges) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }

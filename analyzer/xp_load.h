@@ -29,8 +29,4 @@ void xp_process_note(struct xp_process *p, const char *fmt, ...)
  * truncated or corrupt (<sqlite's message>)". */
 void xp_load_db_error(sqlite3 *db, int rc, char *err, size_t errlen);
 
-/* Makes room for n + 1 elements of size in *arr (capacity *cap, in
- * elements).  Returns 0, or -1 when out of memory (*arr unchanged). */
-int xp_grow(void *arr, size_t *cap, size_t n, size_t size);
-
 #endif

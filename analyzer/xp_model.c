@@ -1,5 +1,6 @@
 /* xp_model.c: names of the model's codes, and how findings are added to a report. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,30 @@ void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...
     fact->is_text = fact->text != NULL;
     if (!fact->is_text)
         f->n_facts--; /* out of memory: drop the fact rather than render an empty one */
+}
+
+int xp_grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+    void **v = arr;
+    if (need <= *cap)
+        return 0;
+    size_t grown_cap = *cap ? *cap : 16;
+    while (grown_cap < need)
+        grown_cap *= 2;
+    if (grown_cap > SIZE_MAX / size)
+        return -1;
+    char *grown = realloc(*v, grown_cap * size);
+    if (!grown)
+        return -1;
+    memset(grown + *cap * size, 0, (grown_cap - *cap) * size);
+    *v = grown;
+    *cap = grown_cap;
+    return 0;
+}
+
+const char *xp_process_api(const struct xp_process *p, uint32_t api)
+{
+    return api < p->n_api && p->api_names && p->api_names[api] ? p->api_names[api] : "?";
 }
 
 const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id)

@@ -173,9 +173,10 @@ struct xp_thresholds {
     uint64_t small_copies_min_count;
     double low_bandwidth_fraction;        /* below this share of the run's reference */
     uint64_t low_bandwidth_min_bytes;     /* only copies at least this large */
-    double leak_growing_fraction;         /* share of a site's live bytes allocated in the run's last part */
+    double leak_growing_fraction;         /* share of the run a site's live allocations must span to be "growing" */
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;
+    uint64_t leak_min_count;              /* live allocations a site must leave for "growing" */
 };
 void xp_thresholds_default(struct xp_thresholds *t);
 int xp_thresholds_set(struct xp_thresholds *t, const char *assignment, char *err, size_t errlen);
@@ -197,6 +198,14 @@ struct xp_finding *xp_report_add(struct xp_report *r, const char *rule, enum xp_
 void xp_finding_num(struct xp_finding *f, const char *key, int64_t v);
 void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Makes room for need elements of size in the array *arr (a pointer to the
+ * array pointer; capacity *cap, in elements), the new ones zeroed.  Returns
+ * 0, or -1 when out of memory (*arr and *cap unchanged). */
+int xp_grow(void *arr, size_t *cap, size_t need, size_t size);
+
+/* The name of a process's api index, "?" when unknown. */
+const char *xp_process_api(const struct xp_process *p, uint32_t api);
 
 /* A stack of a process by id, NULL when unknown. */
 const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id);

@@ -162,7 +162,7 @@ static int xp_sym_modules(struct xp_sym *S)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *path = (const char *)sqlite3_column_text(st, 0);
         const char *bid = (const char *)sqlite3_column_text(st, 4);
-        if (!path || xp_grow(&S->mods, &cap, S->n_mods, sizeof *S->mods) != 0)
+        if (!path || xp_grow(&S->mods, &cap, S->n_mods + 1, sizeof *S->mods) != 0)
             continue; /* no path: nothing to find it by; out of memory: fewer names */
         struct xp_module *m = &S->mods[S->n_mods];
         *m = (struct xp_module){
@@ -222,7 +222,7 @@ static int xp_sym_stacks(struct xp_sym *S)
         size_t n = (size_t)sqlite3_column_bytes(st, 1) / 8;
         if (id <= 0 || id > UINT32_MAX)
             continue;
-        if (xp_grow(&p->stacks, &cap, p->n_stacks, sizeof *p->stacks) != 0)
+        if (xp_grow(&p->stacks, &cap, p->n_stacks + 1, sizeof *p->stacks) != 0)
             goto oom;
         struct xp_stack *s = &p->stacks[p->n_stacks];
         *s = (struct xp_stack){.id = (uint32_t)id};

@@ -73,7 +73,7 @@ static int xp_count_failure(struct xp_totals *t, const char *api, size_t *cap)
             t->failed_by_api[i].n++;
             return 0;
         }
-    if (xp_grow(&t->failed_by_api, cap, t->n_failed_by_api, sizeof *t->failed_by_api) != 0)
+    if (xp_grow(&t->failed_by_api, cap, t->n_failed_by_api + 1, sizeof *t->failed_by_api) != 0)
         return -1;
     t->failed_by_api[t->n_failed_by_api++] = (struct xp_api_count){.api = api, .n = 1};
     return 0;

@@ -127,14 +127,11 @@ elif scenario == 'leak':
     check_totals(d, {'memory.live_at_exit_bytes': STEPS * 256 * 1024,
                      'memory.peak_bytes': (STEPS - 1) * 256 * 1024})
     f = d['findings']
-    if NEEDS_RULES:
-        check_eq([x['rule'] for x in f['appeared']], ['leak'], 'a leak finding appeared')
-        check_eq(f['appeared'][0]['bytes'] if f['appeared'] else None, STEPS * 256 * 1024,
-                 'leak bytes')
-        if NEEDS_SYMBOLS and f['appeared']:
-            check_eq(f['appeared'][0]['frames'][0]['function'], 'step', 'leak site')
-    else:
-        check_eq(f, {'appeared': [], 'disappeared': [], 'changed': []}, 'no findings without rules')
+    check_eq([x['rule'] for x in f['appeared']], ['leak'], 'a leak finding appeared')
+    check_eq(f['appeared'][0]['bytes'] if f['appeared'] else None, STEPS * 256 * 1024,
+             'leak bytes')
+    if f['appeared']:
+        check_eq(f['appeared'][0]['frames'][0]['function'], 'step', 'leak site')
     diff(args, base_db, new_db, ['--fail-on', 'regression'], 1)
 
 elif scenario == 'moved':
@@ -146,26 +143,19 @@ elif scenario == 'moved':
     if gone and new:
         check_eq(gone[0]['base']['bytes'], new[0]['new']['bytes'], 'the same bytes moved')
         check(gone[0]['new'] is None and new[0]['base'] is None, 'absent sides are null')
-        if NEEDS_SYMBOLS:
-            check_eq([f['function'] for f in gone[0]['frames'][1:]],
-                     [f['function'] for f in new[0]['frames'][1:]], 'same callers')
-            check_eq(gone[0]['frames'][0]['function'], 'upload_a', 'gone from upload_a')
-            check_eq(new[0]['frames'][0]['function'], 'upload_b', 'new in upload_b')
-        else:
-            check(innermost_offset(gone[0]) != innermost_offset(new[0]), 'other offsets')
+        check_eq([f['function'] for f in gone[0]['frames'][1:]],
+                 [f['function'] for f in new[0]['frames'][1:]], 'same callers')
+        check_eq(gone[0]['frames'][0]['function'], 'upload_a', 'gone from upload_a')
+        check_eq(new[0]['frames'][0]['function'], 'upload_b', 'new in upload_b')
     check_download_unchanged()
     check_totals(d, {})
     diff(args, base_db, new_db, ['--fail-on', 'any'], 1)
 
 elif scenario == 'rebuilt':
-    if NEEDS_SYMBOLS:
-        check_eq(m['gone'] + m['new'], 0, 'every site matched')
-        check_eq(m['exact'] + m['approximate'], 2, 'two sites matched')
-        for s in sites:
-            check(effective_class(s) == 'unchanged', 'site unchanged', s['class'], s['reasons'])
-    else:
-        # Module + offset only: the -O2 build has other offsets.
-        check_eq(m, {'exact': 0, 'approximate': 0, 'gone': 2, 'new': 2}, 'matching (no symbols)')
+    check_eq(m['gone'] + m['new'], 0, 'every site matched')
+    check_eq(m['exact'] + m['approximate'], 2, 'two sites matched')
+    for s in sites:
+        check(effective_class(s) == 'unchanged', 'site unchanged', s['class'], s['reasons'])
     check_totals(d, {})
 
 else:

@@ -1,0 +1,48 @@
+/* rule_small_copies.c: a call site issuing many small copies, each paying the
+ * fixed cost of a copy (a call, a DMA setup, a few microseconds) for few bytes. */
+#include "xp_group.h"
+#include "xp_rules.h"
+
+static const char xp_fix[] =
+    "pack the small pieces into one buffer and copy it with a single cudaMemcpy(Async), use "
+    "cudaMemcpy2D(Async) for strided pieces, or keep the data on the device and let a kernel read it";
+static const char xp_fix_pytorch[] =
+    "combine small tensors (torch.cat/torch.stack, or one preallocated pinned buffer) and transfer "
+    "them in one .to(device) instead of many small transfers; avoid per-element .item() calls";
+
+/* The severity climbs to warning at this many times the minimum count. */
+#define XP_SMALL_WARNING_FACTOR 10
+
+static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *th)
+{
+    return c->status == 0 && c->bytes <= th->small_copy_max_bytes;
+}
+
+static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)
+{
+    uint64_t min = r->th.small_copies_min_count ? r->th.small_copies_min_count : 1;
+    struct xp_sites sites;
+    xp_sites_init(&sites);
+    xp_sites_of_copies(&sites, p, xp_small_copy, &r->th, NULL);
+    for (size_t k = 0; k < sites.n; k++) {
+        const struct xp_site *s = &sites.v[k];
+        if (s->count < min)
+            continue;
+        enum xp_severity sev = s->count / XP_SMALL_WARNING_FACTOR >= min ? XP_SEV_WARNING : XP_SEV_INFO;
+        struct xp_finding *f = xp_report_add(
+            r, "small-copies", sev, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix, xp_fix_pytorch,
+            "%llu copies of at most %s from one call site took %s (%s in all, %s on average)",
+            (unsigned long long)s->count, xp_bytes_str(r->th.small_copy_max_bytes).s,
+            xp_ns_str(s->time_ns).s, xp_bytes_str(s->bytes).s, xp_bytes_str(s->bytes / s->count).s);
+        xp_finding_text(f, "direction", "%s", xp_dir_mask_name(s->aux));
+        xp_finding_num(f, "mean_bytes", (int64_t)(s->bytes / s->count));
+        xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
+    }
+    xp_sites_free(&sites);
+}
+
+void xp_rule_small_copies(struct xp_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        xp_small_copies_process(r, &r->procs[i]);
+}

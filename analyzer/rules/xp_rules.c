@@ -1,0 +1,17 @@
+/* xp_rules.c: the table of rules, in the order the report runs them. */
+#include "xp_rules.h"
+
+const struct xp_rule xp_rules[] = {
+    {"async-pageable", xp_rule_async_pageable,
+     "async copies from pageable host memory, which hold the caller while the runtime stages them"},
+    {"sync-in-loop", xp_rule_sync_in_loop, "a call site that issues many blocking copies"},
+    {"redundant-upload", xp_rule_redundant_upload, "the same bytes uploaded again to no purpose"},
+    {"round-trip", xp_rule_round_trip, "data copied to the host and back up unchanged"},
+    {"small-copies", xp_rule_small_copies, "many small copies, each paying a copy's fixed cost"},
+    {"low-bandwidth", xp_rule_low_bandwidth, "large blocking copies far slower than the run's usual bandwidth"},
+    {"leak", xp_rule_leak, "allocations still live at exit, growing or held"},
+    {"invalid-free", xp_rule_invalid_free, "frees of pointers that were not live allocations, and failed frees"},
+    {"fragmentation", xp_rule_fragmentation, "device memory free only in holes between live allocations"},
+    {"oom", xp_rule_oom, "allocations that failed for lack of device memory"},
+};
+const size_t xp_nrules = sizeof xp_rules / sizeof xp_rules[0];
