@@ -76,7 +76,7 @@ static void xp_dj_bits(struct xp_json *j, uint32_t bits, unsigned count, const c
 }
 
 static const char *xp_dj_hostmem(unsigned i) { return xp_hostmem_name((enum xp_hostmem)i); }
-static const char *xp_dj_blocking(unsigned i) { return xp_blocking_name((enum xp_blocking)i); }
+static const char *xp_dj_blocking(unsigned i) { return xp_blocking_name((enum xp_block_class)i); }
 
 static void xp_dj_stats(struct xp_json *j, const struct xp_diff_stats *s)
 {

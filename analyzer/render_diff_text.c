@@ -69,7 +69,7 @@ static void xp_dt_stats(FILE *f, const char *side, const struct xp_diff_stats *s
             fprintf(f, " %s", xp_hostmem_name((enum xp_hostmem)i));
     for (unsigned i = XP_BL_SYNC; i < XP_BL_COUNT; i++)
         if (s->blocking & (1u << i))
-            fprintf(f, " %s", xp_blocking_name((enum xp_blocking)i));
+            fprintf(f, " %s", xp_blocking_name((enum xp_block_class)i));
     if (s->instances > 1)
         fprintf(f, " (per instance of %llu)", (unsigned long long)s->instances);
     fputc('\n', f);

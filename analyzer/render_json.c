@@ -45,7 +45,7 @@ static void xp_j_totals(struct xp_json *j, const struct xp_totals *t)
     xp_json_object(j);
     for (int d = XP_DIR_H2D; d < XP_DIR_COUNT; d++) {
         const struct xp_dir_totals *x = &t->dir[d];
-        xp_json_key(j, xp_dir_name((enum xp_dir)d));
+        xp_json_key(j, xp_dir_name((xp_direction)d));
         xp_json_object(j);
         xp_json_key(j, "count"), xp_json_uint(j, x->count);
         xp_json_key(j, "bytes"), xp_json_uint(j, x->bytes);
@@ -71,7 +71,7 @@ static void xp_j_totals(struct xp_json *j, const struct xp_totals *t)
             if (!b->copies)
                 continue;
             xp_json_object(j);
-            xp_json_key(j, "direction"), xp_json_str(j, xp_dir_name((enum xp_dir)d));
+            xp_json_key(j, "direction"), xp_json_str(j, xp_dir_name((xp_direction)d));
             xp_json_key(j, "host_mem"), xp_json_str(j, xp_hostmem_name((enum xp_hostmem)h));
             xp_json_key(j, "copies"), xp_json_uint(j, b->copies);
             xp_json_key(j, "bytes"), xp_json_uint(j, b->bytes);
@@ -120,9 +120,9 @@ static void xp_j_names(struct xp_json *j, uint8_t set, int count, const char *(*
     xp_json_end(j);
 }
 
-static const char *xp_dir_n(int i) { return xp_dir_name((enum xp_dir)i); }
+static const char *xp_dir_n(int i) { return xp_dir_name((xp_direction)i); }
 static const char *xp_hm_n(int i) { return xp_hostmem_name((enum xp_hostmem)i); }
-static const char *xp_bl_n(int i) { return xp_blocking_name((enum xp_blocking)i); }
+static const char *xp_bl_n(int i) { return xp_blocking_name((enum xp_block_class)i); }
 
 static void xp_j_site(struct xp_json *j, const struct xp_site *s)
 {

@@ -29,7 +29,7 @@ static void xp_md_totals(FILE *f, const struct xp_totals *t)
         const struct xp_dir_totals *x = &t->dir[d];
         if (!x->count)
             continue;
-        fprintf(f, "| %s | %" PRIu64 " | %s | %s | %s | %s | %s |\n", xp_dir_name((enum xp_dir)d),
+        fprintf(f, "| %s | %" PRIu64 " | %s | %s | %s | %s | %s |\n", xp_dir_name((xp_direction)d),
                 x->count, xp_fmt_bytes(x->bytes, b1, sizeof b1), xp_fmt_ns(x->time_ns, b2, sizeof b2),
                 xp_fmt_ns(x->blocked_ns, b3, sizeof b3), xp_fmt_bytes(x->pinned_bytes, n, sizeof n),
                 xp_fmt_gbps(xp_gbps(x->bw_bytes, x->bw_ns), b4, sizeof b4));

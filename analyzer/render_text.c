@@ -108,7 +108,7 @@ static void xp_t_totals(FILE *f, const struct xp_totals *t, const struct xp_styl
         uint64_t host = x->pinned_bytes + x->pageable_bytes + x->managed_bytes;
         if (host)
             snprintf(pinned, sizeof pinned, "%.0f%%", 100.0 * (double)x->pinned_bytes / (double)host);
-        fprintf(f, "  %-5s %10" PRIu64 " %12s %12s %12s %12s %12s\n", xp_dir_name((enum xp_dir)d),
+        fprintf(f, "  %-5s %10" PRIu64 " %12s %12s %12s %12s %12s\n", xp_dir_name((xp_direction)d),
                 x->count, xp_fmt_bytes(x->bytes, b1, sizeof b1), xp_fmt_ns(x->time_ns, b2, sizeof b2),
                 xp_fmt_ns(x->blocked_ns, b3, sizeof b3), pinned,
                 xp_fmt_gbps(xp_gbps(x->bw_bytes, x->bw_ns), b4, sizeof b4));

@@ -559,7 +559,7 @@ enum xp_metric_kind { XP_MK_INFO, XP_MK_BYTES, XP_MK_TIME, XP_MK_SHARE_UP_BAD,
 
 struct xp_metric_value { const char *name; enum xp_metric_kind kind; bool null; double v; };
 
-static const enum xp_dir xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR_H2H};
+static const xp_direction xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR_H2H};
 #define XP_NDIRS (sizeof xp_dirs / sizeof xp_dirs[0])
 #define XP_NMETRICS (4 + 5 * XP_NDIRS + 5)
 

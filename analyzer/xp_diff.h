@@ -56,7 +56,7 @@ struct xp_diff_frame {
 struct xp_diff_stats {
     double copies, bytes, time_ns, blocked_ns;
     uint32_t host_mem;          /* bit set of enum xp_hostmem seen */
-    uint32_t blocking;          /* bit set of enum xp_blocking seen */
+    uint32_t blocking;          /* bit set of enum xp_block_class seen */
     const char **apis; size_t n_apis; /* distinct api names, owned array */
     uint64_t instances;         /* --by nvtx: range instances divided by; else 1 */
 };

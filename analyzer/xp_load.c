@@ -17,9 +17,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xp_pending.h"
+#include "xp_format.h"
+#include "xp_ingest.h"
 #include "xp_schema.h"
 #include "xp_symbols.h"
+
+/* If DB.xpj exists, stores what it holds in db (xp_recover) and sets *did
+ * (OUT).  Returns 0, or -1 with the reason in err (OUT). */
+static int xp_pending_ingest(const char *db, bool *did, char *err, size_t errlen)
+{
+    char journal[4096];
+    *did = false;
+    if ((size_t)snprintf(journal, sizeof journal, "%s%s", db, XP_JOURNAL_SUFFIX) >= sizeof journal)
+        return 0;
+    /* xp_recover would create a missing database; only a journal that is
+     * there makes it worth calling. */
+    if (access(journal, F_OK) != 0)
+        return 0;
+    char why[512] = "";
+    if (xp_recover(db, did, why, sizeof why) != 0) {
+        /* Ingest's reasons often start with the file they are about. */
+        size_t n = strlen(db);
+        const char *r = strncmp(why, db, n) == 0 && why[n] == ':' ? why + n + 1 : why;
+        while (*r == ' ')
+            r++;
+        snprintf(err, errlen, "cannot ingest the pending journal (%s)", r);
+        return -1;
+    }
+    return 0;
+}
 
 void xp_load_db_error(sqlite3 *db, int rc, char *err, size_t errlen)
 {
@@ -319,7 +345,7 @@ static int xp_ld_syncs(struct xp_ld *L)
 static uint8_t xp_alloc_kind_code(const char *name)
 {
     for (int k = 1; name && k < XP_AK_COUNT; k++)
-        if (strcmp(name, xp_alloc_kind_name((enum xp_alloc_kind)k)) == 0)
+        if (strcmp(name, xp_alloc_kind_name((enum xp_mem_kind)k)) == 0)
             return (uint8_t)k;
     return XP_AK_OTHER;
 }

@@ -7,7 +7,7 @@
 
 #include "xp_report.h"
 
-const char *xp_dir_name(enum xp_dir d)
+const char *xp_dir_name(xp_direction d)
 {
     static const char *const names[XP_DIR_COUNT] = {"unknown", "H2D", "D2H", "D2D", "H2H"};
     return (unsigned)d < XP_DIR_COUNT ? names[d] : "unknown";
@@ -19,13 +19,13 @@ const char *xp_hostmem_name(enum xp_hostmem h)
     return (unsigned)h < XP_HM_COUNT ? names[h] : "none";
 }
 
-const char *xp_blocking_name(enum xp_blocking b)
+const char *xp_blocking_name(enum xp_block_class b)
 {
     static const char *const names[XP_BL_COUNT] = {"unknown", "sync", "async", "async_pageable"};
     return (unsigned)b < XP_BL_COUNT ? names[b] : "unknown";
 }
 
-const char *xp_alloc_kind_name(enum xp_alloc_kind k)
+const char *xp_alloc_kind_name(enum xp_mem_kind k)
 {
     static const char *const names[XP_AK_COUNT] = {"other",   "device",   "pinned",   "registered",
                                                    "managed", "reserved", "physical", "mapped"};

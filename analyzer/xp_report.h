@@ -15,22 +15,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Codes as stored in the call_sites table (src/xp_format.h, docs/schema.md). */
-enum xp_dir { XP_DIR_UNKNOWN = 0, XP_DIR_H2D = 1, XP_DIR_D2H = 2, XP_DIR_D2D = 3, XP_DIR_H2H = 4,
-              XP_DIR_COUNT = 5 };
-enum xp_hostmem { XP_HM_NONE = 0, XP_HM_PAGEABLE = 1, XP_HM_PINNED = 2, XP_HM_MANAGED = 3,
-                  XP_HM_COUNT = 4 };
-enum xp_blocking { XP_BL_UNKNOWN = 0, XP_BL_SYNC = 1, XP_BL_ASYNC = 2, XP_BL_ASYNC_PAGEABLE = 3,
-                   XP_BL_COUNT = 4 };
-/* allocations.kind; device memory in use is XP_AK_DEVICE + XP_AK_PHYSICAL. */
-enum xp_alloc_kind { XP_AK_OTHER = 0, XP_AK_DEVICE, XP_AK_PINNED, XP_AK_REGISTERED,
-                     XP_AK_MANAGED, XP_AK_RESERVED, XP_AK_PHYSICAL, XP_AK_MAPPED,
-                     XP_AK_COUNT };
+/* The codes of directions, host memory, blocking classes and allocation
+ * kinds are the journal's (src/xp_format.h), which call_sites and alloc_rows
+ * store; the model adds a count or an "unknown" to some. */
+#include "xp_format.h"
 
-const char *xp_dir_name(enum xp_dir d);          /* "H2D", ... "unknown" */
+#define XP_DIR_COUNT 5
+enum xp_hostmem { XP_HM_NONE = XP_HOST_NONE, XP_HM_PAGEABLE = XP_HOST_PAGEABLE,
+                  XP_HM_PINNED = XP_HOST_PINNED, XP_HM_MANAGED = XP_HOST_MANAGED,
+                  XP_HM_COUNT = 4 };
+enum xp_block_class { XP_BL_UNKNOWN = 0, XP_BL_SYNC = XP_BLOCK_SYNC, XP_BL_ASYNC = XP_BLOCK_ASYNC,
+                      XP_BL_ASYNC_PAGEABLE = XP_BLOCK_ASYNC_PAGEABLE, XP_BL_COUNT = 4 };
+/* allocations.kind; device memory in use is XP_AK_DEVICE + XP_AK_PHYSICAL. */
+enum xp_mem_kind { XP_AK_OTHER = 0, XP_AK_DEVICE = XP_ALLOC_DEVICE, XP_AK_PINNED = XP_ALLOC_PINNED,
+                   XP_AK_REGISTERED = XP_ALLOC_REGISTERED, XP_AK_MANAGED = XP_ALLOC_MANAGED,
+                   XP_AK_RESERVED = XP_ALLOC_RESERVED, XP_AK_PHYSICAL = XP_ALLOC_PHYSICAL,
+                   XP_AK_MAPPED = XP_ALLOC_MAPPED, XP_AK_COUNT };
+
+const char *xp_dir_name(xp_direction d);          /* "H2D", ... "unknown" */
 const char *xp_hostmem_name(enum xp_hostmem h);  /* "pageable", ... "none" */
-const char *xp_blocking_name(enum xp_blocking b); /* "sync", "async", "async_pageable" */
-const char *xp_alloc_kind_name(enum xp_alloc_kind k);
+const char *xp_blocking_name(enum xp_block_class b); /* "sync", "async", "async_pageable" */
+const char *xp_alloc_kind_name(enum xp_mem_kind k);
 
 #define XP_NONE_ID 0 /* stack_id / nvtx range absent (ids in the database start at 1) */
 
@@ -58,7 +63,7 @@ struct xp_alloc {
     uint32_t alloc_stack, free_stack;
     uint32_t api;
     int32_t device;
-    uint8_t kind;           /* enum xp_alloc_kind */
+    uint8_t kind;           /* enum xp_mem_kind */
 };
 
 struct xp_sync {

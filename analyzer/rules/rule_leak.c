@@ -61,7 +61,7 @@ static const char *xp_kind_mask_name(uint64_t mask)
 {
     for (unsigned k = 0; k < XP_AK_COUNT; k++)
         if (mask == (UINT64_C(1) << k))
-            return xp_alloc_kind_name((enum xp_alloc_kind)k);
+            return xp_alloc_kind_name((enum xp_mem_kind)k);
     return "mixed";
 }
 

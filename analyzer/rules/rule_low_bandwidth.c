@@ -93,7 +93,7 @@ static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_proces
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site *s = &sites.v[k];
         size_t cls = (size_t)s->aux - 1;
-        const char *dir = xp_dir_name((enum xp_dir)(cls / XP_HM_COUNT));
+        const char *dir = xp_dir_name((xp_direction)(cls / XP_HM_COUNT));
         const char *hm = xp_hostmem_name((enum xp_hostmem)(cls % XP_HM_COUNT));
         double gbps = xp_gbps(s->bytes, s->time_ns);
         struct xp_finding *f = xp_report_add(

@@ -220,7 +220,7 @@ const char *xp_dir_mask_name(uint64_t mask)
 {
     for (unsigned d = 0; d < XP_DIR_COUNT; d++)
         if (mask == (UINT64_C(1) << d))
-            return xp_dir_name((enum xp_dir)d);
+            return xp_dir_name((xp_direction)d);
     return "mixed";
 }
 
