@@ -126,7 +126,7 @@ static int xp_expand_dir(const char *dir, struct xp_paths *out, char *err, size_
         snprintf(err, errlen, "%s: no databases (*.db) in this directory", dir);
         return -1;
     }
-    qsort(out->v + first, out->n - first, sizeof *out->v, xp_strptr_cmp);
+    xp_sort(out->v + first, out->n - first, sizeof *out->v, xp_strptr_cmp);
     return 0;
 }
 

@@ -172,7 +172,7 @@ static void xp_t_sites(FILE *f, const struct xp_summary *s, size_t proc, const s
     fprintf(f, "\n %sTop call sites by bytes%s\n", st->bold, st->off);
     for (size_t i = 0; i < n && i < s->top; i++)
         xp_t_site(f, i + 1, mine[i], st);
-    qsort(mine, n, sizeof mine[0], xp_site_cmp_blocked);
+    xp_sort(mine, n, sizeof mine[0], xp_site_cmp_blocked);
     if (mine[0]->blocked_ns > 0)
         fprintf(f, "\n %sTop call sites by blocked time%s\n", st->bold, st->off);
     for (size_t i = 0; i < n && i < s->top && mine[i]->blocked_ns > 0; i++)

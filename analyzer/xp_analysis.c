@@ -69,7 +69,7 @@ void xp_analysis_findings(struct xp_report *r, enum xp_severity min)
     }
     r->n_findings = kept;
     if (kept > 1)
-        qsort(r->findings, kept, sizeof *r->findings, xp_finding_cmp);
+        xp_sort(r->findings, kept, sizeof *r->findings, xp_finding_cmp);
 }
 
 void xp_analysis_free(struct xp_report *r)

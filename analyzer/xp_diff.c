@@ -441,7 +441,7 @@ static int xp_sorted_unmatched(const struct xp_side *s, bool exact, size_t **out
             (*out)[(*n)++] = i;
     xp_sort_exact = exact;
     xp_sort_base = s->e;
-    qsort(*out, *n, sizeof **out, xp_index_cmp);
+    xp_sort(*out, *n, sizeof **out, xp_index_cmp);
     return 0;
 }
 
@@ -987,7 +987,7 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
         else
             xp_set_class(s, (*worse)[i], (*better)[i]);
     }
-    qsort(d->sites, d->n_sites, sizeof *d->sites, xp_site_cmp);
+    xp_sort(d->sites, d->n_sites, sizeof *d->sites, xp_site_cmp);
 
     /* Totals: the job, then each pair of processes. */
     const struct xp_process **bp = calloc(base->n_procs + 1, sizeof *bp);

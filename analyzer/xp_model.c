@@ -53,7 +53,7 @@ int xp_severity_parse(const char *s, enum xp_severity *out)
 }
 
 /* vasprintf without the GNU extension's undefined pointer on failure. */
-static char *xp_vformat(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *xp_vformat(const char *fmt, va_list ap)
 {
     va_list copy;
     va_copy(copy, ap);
@@ -146,6 +146,12 @@ int xp_grow(void *arr, size_t *cap, size_t need, size_t size)
     *v = grown;
     *cap = grown_cap;
     return 0;
+}
+
+void xp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
 }
 
 const char *xp_process_api(const struct xp_process *p, uint32_t api)

@@ -209,6 +209,10 @@ void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...
  * 0, or -1 when out of memory (*arr and *cap unchanged). */
 int xp_grow(void *arr, size_t *cap, size_t need, size_t size);
 
+/* qsort, but for arrays of fewer than two elements (which may be NULL: qsort
+ * must not be given a null pointer even with nothing to sort) it does nothing. */
+void xp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* The name of a process's api index, "?" when unknown. */
 const char *xp_process_api(const struct xp_process *p, uint32_t api);
 

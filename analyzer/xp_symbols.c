@@ -184,7 +184,7 @@ static int xp_sym_modules(struct xp_sym *S)
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return xp_sym_fail(S, rc);
-    qsort(S->mods, S->n_mods, sizeof *S->mods, xp_module_cmp);
+    xp_sort(S->mods, S->n_mods, sizeof *S->mods, xp_module_cmp);
     return 0;
 }
 

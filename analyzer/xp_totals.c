@@ -152,7 +152,7 @@ static int xp_memory(const struct xp_process *procs, size_t n, struct xp_totals 
                 t->live_at_exit_bytes += a->bytes;
             }
         }
-    qsort(ev, ne, sizeof *ev, xp_mem_event_cmp);
+    xp_sort(ev, ne, sizeof *ev, xp_mem_event_cmp);
     struct xp_mem_point *pts = malloc(ne * sizeof *pts);
     if (!pts) {
         free(ev);
@@ -203,7 +203,7 @@ int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals
             t->sync_time_ns += p->syncs[k].dur_ns;
     }
     if (t->n_failed_by_api > 1)
-        qsort(t->failed_by_api, t->n_failed_by_api, sizeof *t->failed_by_api, xp_api_count_cmp);
+        xp_sort(t->failed_by_api, t->n_failed_by_api, sizeof *t->failed_by_api, xp_api_count_cmp);
     if (xp_memory(procs, n, t) != 0)
         goto oom;
     return 0;
@@ -280,10 +280,10 @@ int xp_sites_top(const struct xp_process *p, size_t proc_index, size_t top,
     if (!chosen)
         goto oom;
     size_t nc = 0;
-    qsort(order, used, sizeof *order, xp_site_by_bytes);
+    xp_sort(order, used, sizeof *order, xp_site_by_bytes);
     for (size_t i = 0; i < used && i < top; i++)
         chosen[nc++] = order[i];
-    qsort(order, used, sizeof *order, xp_site_by_blocked);
+    xp_sort(order, used, sizeof *order, xp_site_by_blocked);
     for (size_t i = 0; i < used && i < top && order[i]->blocked_ns > 0; i++) {
         bool dup = false;
         for (size_t k = 0; k < nc && !dup; k++)
@@ -291,7 +291,7 @@ int xp_sites_top(const struct xp_process *p, size_t proc_index, size_t top,
         if (!dup)
             chosen[nc++] = order[i];
     }
-    qsort(chosen, nc, sizeof *chosen, xp_site_by_bytes);
+    xp_sort(chosen, nc, sizeof *chosen, xp_site_by_bytes);
     struct xp_site *grown = realloc(*sites, (*n + nc + 1) * sizeof *grown);
     if (!grown) {
         free(chosen);

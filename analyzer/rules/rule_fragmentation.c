@@ -245,7 +245,7 @@ static void xp_fragmentation_replay(struct xp_report *r, const struct xp_process
     for (size_t i = 0, j = 0; i < p->n_allocs; i++)
         if (xp_replayable(&p->allocs[i]))
             slots[j++] = (struct xp_slot){p->allocs[i].device, p->allocs[i].ptr, p->allocs[i].alloc_ns, i};
-    qsort(slots, m, sizeof *slots, xp_cmp_slot);
+    xp_sort(slots, m, sizeof *slots, xp_cmp_slot);
     /* Positions count from each device's first slot, so one tree serves every device in turn. */
     size_t dev_first = 0;
     for (size_t j = 0, k = 0; j < m; j++) {
@@ -259,7 +259,7 @@ static void xp_fragmentation_replay(struct xp_report *r, const struct xp_process
     for (size_t i = 0, k = nev; i < p->n_errors; i++)
         if (xp_failed_request(&p->errors[i]))
             ev[--k] = (struct xp_event){p->errors[i].device, p->errors[i].start_ns, 2, i};
-    qsort(ev, nev, sizeof *ev, xp_cmp_event);
+    xp_sort(ev, nev, sizeof *ev, xp_cmp_event);
     for (size_t j = 0, e = 0; j < m;) {
         size_t end = j, eend;
         while (end < m && slots[end].device == slots[j].device)

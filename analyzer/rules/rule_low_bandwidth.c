@@ -63,7 +63,7 @@ static int xp_references(const struct xp_process *p, uint64_t min_bytes, double 
         size_t n = start[k + 1] - start[k];
         if (!n)
             continue;
-        qsort(bw + start[k], n, sizeof *bw, xp_cmp_double);
+        xp_sort(bw + start[k], n, sizeof *bw, xp_cmp_double);
         ref[k] = xp_percentile_sorted(bw + start[k], n, XP_REFERENCE_QUANTILE);
     }
     free(bw);

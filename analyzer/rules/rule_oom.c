@@ -165,7 +165,7 @@ static int xp_oom_top_allocs(const struct xp_process *p, struct xp_oom *oom, siz
     for (size_t i = 0; i < p->n_allocs; i++)
         if (xp_oom_alloc(&p->allocs[i]))
             by_size[n++] = (struct xp_sized){p->allocs[i].bytes, i};
-    qsort(by_size, n, sizeof *by_size, xp_cmp_by_bytes_desc);
+    xp_sort(by_size, n, sizeof *by_size, xp_cmp_by_bytes_desc);
     for (size_t i = 0; i <= k; i++)
         next[i] = i;
     for (size_t j = 0; j < n; j++) {
@@ -249,10 +249,10 @@ static int xp_oom_sweep(const struct xp_process *p, struct xp_oom *oom, size_t k
         if (a->free_ns >= 0)
             ev[n++] = (struct xp_event){a->free_ns, i, true};
     }
-    qsort(ev, n, sizeof *ev, xp_cmp_event);
+    xp_sort(ev, n, sizeof *ev, xp_cmp_event);
     for (size_t i = 0; i < k; i++)
         by_time[i] = &oom[i];
-    qsort(by_time, k, sizeof *by_time, xp_cmp_oom_time);
+    xp_sort(by_time, k, sizeof *by_time, xp_cmp_oom_time);
     size_t e = 0;
     for (size_t i = 0; i < k; i++) {
         struct xp_oom *o = by_time[i];
@@ -327,10 +327,10 @@ static void xp_oom_process(struct xp_report *r, const struct xp_process *p)
         if (xp_is_oom(&p->errors[i]))
             oom[j++] = (struct xp_oom){.e = &p->errors[i],
                                        .group = p->errors[i].device >= 0 ? p->errors[i].device : XP_ANY_DEVICE};
-    qsort(oom, k, sizeof *oom, xp_cmp_oom);
+    xp_sort(oom, k, sizeof *oom, xp_cmp_oom);
     if (xp_oom_top_allocs(p, oom, k) == 0 && xp_oom_sweep(p, oom, k) == 0) {
         /* Findings in the errors' order, as the program met them. */
-        qsort(oom, k, sizeof *oom, xp_cmp_oom_error);
+        xp_sort(oom, k, sizeof *oom, xp_cmp_oom_error);
         for (size_t i = 0; i < k; i++)
             xp_oom_report(r, p, &oom[i]);
     }

@@ -23,7 +23,7 @@ static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items,
 {
     for (size_t i = 0; i < n; i++)
         tmp[i] = p->copies[items[i]].bytes;
-    qsort(tmp, n, sizeof *tmp, xp_cmp_u64);
+    xp_sort(tmp, n, sizeof *tmp, xp_cmp_u64);
     return tmp[(n - 1) / 2];
 }
 

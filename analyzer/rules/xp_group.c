@@ -357,7 +357,7 @@ size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct 
     }
     for (size_t j = 0; j < count; j++)
         tmp[j] = (struct xp_timed){p->copies[out[j]].start_ns, out[j]};
-    qsort(tmp, count, sizeof *tmp, xp_cmp_timed);
+    xp_sort(tmp, count, sizeof *tmp, xp_cmp_timed);
     for (size_t j = 0; j < count; j++)
         out[j] = tmp[j].idx;
     free(tmp);

@@ -1,22 +1,36 @@
 /* fuzz_db.c: the fuzzer's bytes as a run database: opened and validated by
  * xp_ingest_open (the check every reader makes: application id, schema
- * version, integrity), then read through the documented views.  The report's
- * loader joins in through xp_fuzz_db_extra once it exists. */
+ * version, integrity), then read through the documented views; and, valid
+ * or not, given to the report's loader (xp_load: its own validation, every
+ * table, the symbolizer), the rules, the totals and the call sites. */
 #include <limits.h>
+#include <stdlib.h>
 #include <sqlite3.h>
 
 #include "fuzz_common.h"
+#include "xp_analysis.h"
 #include "xp_ingest.h"
+#include "xp_totals.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Hook for more readers of a validated database (the report's loader, when
- * the report command is merged): a strong definition elsewhere replaces this
- * weak, empty one. */
-void xp_fuzz_db_extra(const char *path);
-__attribute__((weak)) void xp_fuzz_db_extra(const char *path)
+/* What `xferprof report` does with a database, short of writing it out. */
+static void analyze(char *path)
 {
-    (void)path;
+    struct xp_report r = {0};
+    char err[1200];
+    xp_thresholds_default(&r.th);
+    if (xp_analysis_load(&r, &path, 1, false, "fuzz", err, sizeof err) != 0)
+        return;
+    xp_analysis_findings(&r, XP_SEV_INFO);
+    struct xp_totals t;
+    if (xp_totals_compute(r.procs, r.n_procs, &t) == 0)
+        xp_totals_free(&t);
+    struct xp_site *sites = NULL;
+    size_t n_sites = 0;
+    (void)xp_sites_top(&r.procs[0], 0, 10, &sites, &n_sites);
+    free(sites);
+    xp_analysis_free(&r);
 }
 
 /* Every row of each view, every column read: what a loader does. */
@@ -61,8 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (xp_ingest_open(dbpath, &ig, err, sizeof err) == 0) {
         xp_ingest_close(ig);
         read_views(dbpath);
-        xp_fuzz_db_extra(dbpath);
     }
+    analyze(dbpath);
     fuzz_remove_db(dbpath);
     return 0;
 }
