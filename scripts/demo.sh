@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the demo: an ordinary CUDA program, linked against
-# NVIDIA's libcudart, profiled by xferprof on the simulated platform.
+# NVIDIA's libcudart, profiled by xferprof on the simulated platform, and the
+# report on its run (examples/pinned_vs_pageable.c says what it should find).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -14,8 +15,5 @@ db=build/demo.db
 echo "== xferprof run --sim -o $db -- examples/pinned_vs_pageable"
 build/analyzer/xferprof run --sim -o "$db" -- build/examples/pinned_vs_pageable
 echo
-echo "== what the database says (sqlite3 $db)"
-sqlite3 -header -column "$db" \
-  "SELECT api, direction, host_mem, blocking, count(*) AS copies,
-          sum(bytes) >> 20 AS MiB, round(avg(end_ns - start_ns) / 1e6, 2) AS avg_held_ms
-     FROM copies GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+echo "== xferprof report $db"
+build/analyzer/xferprof report "$db"
