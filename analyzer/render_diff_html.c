@@ -42,7 +42,9 @@ static void xp_dh_totals(FILE *f, const struct xp_diff_totals_cmp *t)
         fputs("</code></td>", f);
         xp_dh_num(f, m->base, xp_diff_fmt_metric(m, false, b, sizeof b));
         xp_dh_num(f, m->new_, xp_diff_fmt_metric(m, true, n, sizeof n));
-        fprintf(f, "<td class=\"n %s\" data-v=\"%.17g\">", delta.new_ > 0 ? "up" : delta.new_ < 0 ? "down" : "",
+        /* Colored by what the change means (more bandwidth is better), not by its sign. */
+        fprintf(f, "<td class=\"n %s\" data-v=\"%.17g\">",
+                m->cls == XP_DC_REGRESSED ? "up" : m->cls == XP_DC_IMPROVED ? "down" : "",
                 delta.new_null ? 0 : delta.new_);
         xp_html_text(f, xp_diff_fmt_metric(&delta, true, ch, sizeof ch));
         fputs("</td>", f);

@@ -35,7 +35,7 @@
 #define XP_HTML_MAX_COPIES 20000
 #define XP_HTML_MAX_SYNCS 5000
 #define XP_HTML_MAX_RANGES 5000
-#define XP_HTML_MAX_COLUMNS 4000  /* buckets per track: finer than a screen, so a zoom x3 stays exact */
+#define XP_HTML_MAX_COLUMNS 10000 /* buckets per track: finer than a screen, so a zoom x5 stays exact */
 #define XP_HTML_MEM_BUCKETS 400   /* time buckets of a memory chart (two points each) */
 #define XP_HTML_FRAMES 12
 

@@ -11,6 +11,7 @@ packages=(
   libxxhash-dev
   libdw-dev libelf-dev
   libcmocka-dev
+  chromium        # headless, for the HTML report tests (tests/html)
 )
 
 missing=()
