@@ -156,7 +156,7 @@
       D.syncs.forEach(function (s) { if (s[2] === pi) tids[s[3]] = true; });
       var any = Object.keys(nvtxTids).length + Object.keys(streams).length + Object.keys(tids).length;
       if (!any) return;
-      tracks.push({ kind: 'proc', label: p.label, h: 20 });
+      tracks.push({ kind: 'proc', label: p.label || '(process ' + pi + ')', h: 20 });
       Object.keys(nvtxTids).map(Number).sort(function (a, b) { return a - b; }).forEach(function (tid) {
         var lanes = Math.min(nvtxTids[tid], 5) + 1;
         tracks.push({ kind: 'nvtx', proc: pi, tid: tid, label: 'NVTX, thread ' + tid, h: lanes * 15 + 4 });
@@ -360,8 +360,8 @@
   function MemoryCharts(D, box, tl) {
     var charts = [];
     D.mem.forEach(function (m) {
-      var p = D.procs[m.proc] || { label: '?' };
-      html('h3', null, box, p.label + ', device ' + m.device);
+      var p = D.procs[m.proc] || {};
+      html('h3', null, box, (p.label || '(process ' + m.proc + ')') + ', device ' + m.device);
       var facts = [];
       html('div', 'note', box, 'peak ' + fmtBytes(m.peak) + ' at ' + fmtNs(m.peak_t) + '; ' + m.allocs +
         ' allocation(s), ' + m.oom.length + ' failed' + (m.live_at_exit ? '; ' + fmtBytes(m.live_at_exit) + ' live at exit' : ''));
@@ -419,7 +419,8 @@
           var x = X(o[0]);
           svg('line', { class: 'xp-oom', x1: x, x2: x, y1: top, y2: top + ph, 'stroke-dasharray': '4 3' }, g);
           var right = x > LABEL_W + plotW - 220;
-          var lbl = svgText(g, right ? x - 4 : x + 4, top + 10, '\u2716 out of memory: ' + fmtBytes(o[1]) + ' requested',
+          /* Low in the chart: the peak's label sits at the top. */
+          var lbl = svgText(g, right ? x - 4 : x + 4, top + ph - 8, '\u2716 out of memory: ' + fmtBytes(o[1]) + ' requested',
             { 'text-anchor': right ? 'end' : 'start', style: 'fill:#c62828;font-weight:600' });
           lbl.setAttribute('data-k', 'o');
           lbl.setAttribute('data-i', i);
