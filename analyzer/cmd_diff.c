@@ -13,12 +13,12 @@
 #include "xp_diff.h"
 #include "xp_analysis.h"
 
-enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN };
+enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 
 static void xp_diff_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: xferprof diff BASE NEW [--format text|json|markdown] [-o FILE]\n"
+            "Usage: xferprof diff BASE NEW [--format text|json|markdown|html] [-o FILE]\n"
             "                     [--threshold PCT] [--fail-on regression|any]\n"
             "                     [--by site|function|nvtx]\n"
             "\n"
@@ -26,7 +26,8 @@ static void xp_diff_usage(FILE *f)
             "a comma-separated list of databases, or a directory (its *.db files): the\n"
             "processes of one job, paired by rank when all have one, else in order.\n"
             "\n"
-            "  --format FMT      text (default), json (stable, docs/diff.md) or markdown\n"
+            "  --format FMT      text (default), json (stable, docs/diff.md), markdown or\n"
+            "                    html (one self-contained page; use -o)\n"
             "  -o FILE           write to FILE (replaced whole, never half-written)\n"
             "  --threshold PCT   a change counts past PCT%% of bytes or blocked time, and\n"
             "                    past 64 KiB or 1 ms (default 10)\n"
@@ -170,6 +171,7 @@ static int xp_render(FILE *f, enum xp_diff_format fmt, const struct xp_diff *d,
     switch (fmt) {
     case XP_FMT_JSON: return xp_render_diff_json(f, d, in);
     case XP_FMT_MARKDOWN: return xp_render_diff_md(f, d, in);
+    case XP_FMT_HTML: return xp_render_diff_html(f, d, in);
     default: return xp_render_diff_text(f, d, in, color);
     }
 }
@@ -261,8 +263,10 @@ int xp_command_diff(int argc, char **argv)
                 fmt = XP_FMT_JSON;
             else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
                 fmt = XP_FMT_MARKDOWN;
+            else if (strcmp(v, "html") == 0)
+                fmt = XP_FMT_HTML;
             else
-                return xp_diff_bad_usage("--format: '%s' is not text, json or markdown", v);
+                return xp_diff_bad_usage("--format: '%s' is not text, json, markdown or html", v);
         } else if ((v = xp_opt_value(argc, argv, &i, "-o", &missing)) ||
                    (v = xp_opt_value(argc, argv, &i, "--output", &missing))) {
             if (!*v)

@@ -12,7 +12,7 @@
 #include "xp_report.h"
 #include "xp_totals.h"
 
-enum xp_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN };
+enum xp_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 
 struct xp_report_opts {
     enum xp_format format;
@@ -26,7 +26,7 @@ struct xp_report_opts {
 static void xp_report_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: xferprof report DB... [--format text|json|markdown] [-o FILE] [--top N]\n"
+            "Usage: xferprof report DB... [--format text|json|markdown|html] [-o FILE] [--top N]\n"
             "                       [--min-severity info|warning|error] [--set RULE.KEY=VALUE]...\n"
             "\n"
             "Reads the databases that `xferprof run` left (a pending journal DB.xpj is\n"
@@ -34,7 +34,8 @@ static void xp_report_usage(FILE *f)
             "bytes per direction, the call sites that move the most bytes and block the\n"
             "longest, device memory over time, and findings with their cost and fix.\n"
             "\n"
-            "  --format FMT          text (default), json (stable, see docs/report.md) or markdown\n"
+            "  --format FMT          text (default), json (stable, see docs/report.md), markdown,\n"
+            "                        or html (one self-contained page with charts; use -o)\n"
             "  -o FILE               write to FILE (replaced whole, never half-written)\n"
             "  --top N               call sites shown per process by bytes and by blocked time (10)\n"
             "  --min-severity SEV    leave out findings below SEV (info)\n"
@@ -94,8 +95,10 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
                 o->format = XP_FMT_JSON;
             else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
                 o->format = XP_FMT_MARKDOWN;
+            else if (strcmp(v, "html") == 0)
+                o->format = XP_FMT_HTML;
             else
-                return xp_usage_error("--format: '%s' is not text, json or markdown", v);
+                return xp_usage_error("--format: '%s' is not text, json, markdown or html", v);
         } else if ((v = xp_opt_value(argc, argv, &i, "-o")) ||
                    (v = xp_opt_value(argc, argv, &i, "--output"))) {
             if (!*v)
@@ -198,6 +201,8 @@ static int xp_report_render(struct xp_report *r, const struct xp_report_opts *o,
         rc = xp_render_json(f, &s);
     else if (o->format == XP_FMT_MARKDOWN)
         rc = xp_render_markdown(f, &s);
+    else if (o->format == XP_FMT_HTML)
+        rc = xp_render_html(f, &s);
     else
         rc = xp_render_text(f, &s);
 out:

@@ -132,6 +132,7 @@ int xp_render_diff_json(FILE *f, const struct xp_diff *d, const struct xp_diff_i
 int xp_render_diff_text(FILE *f, const struct xp_diff *d, const struct xp_diff_inputs *in,
                         bool color);
 int xp_render_diff_md(FILE *f, const struct xp_diff *d, const struct xp_diff_inputs *in);
+int xp_render_diff_html(FILE *f, const struct xp_diff *d, const struct xp_diff_inputs *in);
 
 /* Formatting helpers the renderers share (xp_diff.c). */
 /* "1.5 MiB", "12 B" into buf. */

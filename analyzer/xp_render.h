@@ -1,4 +1,4 @@
-/* xp_render.h: what the report's renderers (render_json.c, render_text.c, render_md.c) get, and the units they share. */
+/* xp_render.h: what the report's renderers (render_json.c, render_text.c, render_md.c, render_html.c) get, and the units they share. */
 #ifndef XP_RENDER_H
 #define XP_RENDER_H
 
@@ -25,6 +25,7 @@ struct xp_summary {
 int xp_render_json(FILE *f, const struct xp_summary *s);
 int xp_render_text(FILE *f, const struct xp_summary *s);
 int xp_render_markdown(FILE *f, const struct xp_summary *s);
+int xp_render_html(FILE *f, const struct xp_summary *s);
 
 /* Human units for text and Markdown: "1.5 MiB", "12.3 ms", "11.2 GB/s"
  * (bandwidth NaN gives "-").  Each returns buf. */

@@ -12,6 +12,7 @@ packages=(
   libdw-dev libelf-dev
   libcmocka-dev
   clang
+  chromium        # headless, for the HTML report tests (tests/html)
 )
 
 missing=()

@@ -58,8 +58,8 @@ if r.rc != 0:
     check('truncated or corrupt' in r.err, 'a damaged page: corrupt', repr(r.err))
 
 bad([good], ['--frobnicate'], 'unknown option', 'an unknown option')
-bad([good], ['--format'], 'not text, json or markdown', '--format without a value')
-bad([good], ['--format', 'xml'], 'not text, json or markdown', '--format xml')
+bad([good], ['--format'], 'not text, json, markdown or html', '--format without a value')
+bad([good], ['--format', 'xml'], 'not text, json, markdown or html', '--format xml')
 bad([good], ['--top', 'x'], '--top', '--top x')
 bad([good], ['--min-severity', 'fatal'], '--min-severity', '--min-severity fatal')
 bad([good], ['--set', 'nonsense'], '--set', '--set without =')
