@@ -12,6 +12,7 @@
 #include "xp_commands.h"
 #include "xp_diff.h"
 #include "xp_analysis.h"
+#include "xp_output.h"
 
 enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 
@@ -176,46 +177,6 @@ static int xp_render(FILE *f, enum xp_diff_format fmt, const struct xp_diff *d,
     }
 }
 
-/* Writes to FILE through a temporary file in the same folder and a rename,
- * so that a reader (CI, a dashboard) never sees half a document. */
-static int xp_write_atomic(const char *path, enum xp_diff_format fmt, const struct xp_diff *d,
-                           const struct xp_diff_inputs *in)
-{
-    size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp = malloc(len);
-    if (!tmp) {
-        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", path, strerror(ENOMEM));
-        return 2;
-    }
-    snprintf(tmp, len, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    int err = 0;
-    if (!f) {
-        err = errno;
-        if (fd >= 0)
-            close(fd);
-    } else {
-        /* mkstemp makes 0600; a report is as readable as any file the user makes. */
-        mode_t um = umask(0);
-        umask(um);
-        (void)fchmod(fd, 0666 & ~um);
-        if (xp_render(f, fmt, d, in, false) != 0)
-            err = errno ? errno : EIO;
-        if (fclose(f) != 0 && !err)
-            err = errno;
-        if (!err && rename(tmp, path) != 0)
-            err = errno;
-    }
-    if (err) {
-        if (fd >= 0)
-            unlink(tmp);
-        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", path, strerror(err));
-    }
-    free(tmp);
-    return err ? 2 : 0;
-}
-
 /* The value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL when
  * argv[*i] is not this option.  *missing is set when the value is absent. */
 static const char *xp_opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
@@ -299,6 +260,12 @@ int xp_command_diff(int argc, char **argv)
     struct xp_diff d = {0};
     char err[1024] = "";
     int rc = 2;
+    struct xp_output out;
+    /* Opened first: an unwritable -o fails before the loading. */
+    if (xp_output_open(&out, out_path) != 0) {
+        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", out_path, strerror(errno));
+        return 2;
+    }
     for (int s = 0; s < 2; s++) {
         xp_thresholds_default(&rep[s].th);
         if (xp_expand_side(sides[s], &paths[s], err, sizeof err) != 0 ||
@@ -315,18 +282,20 @@ int xp_command_diff(int argc, char **argv)
         goto out;
     }
     struct xp_diff_inputs in = {paths[0].v, paths[0].n, paths[1].v, paths[1].n};
-    if (out_path) {
-        rc = xp_write_atomic(out_path, fmt, &d, &in);
-    } else {
-        const char *nc = getenv("NO_COLOR");
-        bool color = fmt == XP_FMT_TEXT && isatty(STDOUT_FILENO) && !(nc && *nc);
-        rc = xp_render(stdout, fmt, &d, &in, color) == 0 ? 0 : 2;
-        if (rc)
-            fprintf(stderr, "xferprof diff: cannot write the output: %s\n", strerror(errno));
-    }
-    if (rc == 0)
-        rc = d.exit_status;
+    const char *nc = getenv("NO_COLOR");
+    bool color = !out_path && fmt == XP_FMT_TEXT && isatty(STDOUT_FILENO) && !(nc && *nc);
+    rc = xp_render(out.f, fmt, &d, &in, color) == 0 ? 0 : 2;
+    if (rc)
+        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", out_path ? out_path : "the output",
+                strerror(errno ? errno : EIO));
 out:
+    if (xp_output_close(&out, rc == 0) != 0) {
+        fprintf(stderr, "xferprof diff: cannot write %s: %s\n", out_path ? out_path : "the output",
+                strerror(errno));
+        rc = 2;
+    } else if (rc == 0) {
+        rc = d.exit_status;
+    }
     xp_diff_free(&d);
     for (int s = 0; s < 2; s++) {
         xp_analysis_free(&rep[s]);

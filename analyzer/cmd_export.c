@@ -10,6 +10,7 @@
 
 #include "xp_commands.h"
 #include "xp_export.h"
+#include "xp_output.h"
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_schema.h"
@@ -169,35 +170,15 @@ int xp_command_export(int argc, char **argv)
     if (db == NULL)
         return 2;
 
-    /* A file is written beside its final name and renamed over it once
-     * complete: a failed export leaves nothing half-written, and the old
-     * file (if any) as it was. */
-    char *tmp = NULL;
-    FILE *out = stdout;
-    if (output != NULL) {
-        size_t n = strlen(output) + sizeof ".tmpXXXXXX";
-        tmp = malloc(n);
-        int fd = -1;
-        if (tmp != NULL) {
-            snprintf(tmp, n, "%s.tmpXXXXXX", output);
-            fd = mkstemp(tmp);
-        }
-        if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
-            fprintf(stderr, "xferprof export: %s: %s\n", output,
-                    tmp == NULL ? "out of memory" : strerror(errno));
-            if (fd >= 0) {
-                close(fd);
-                unlink(tmp);
-            }
-            free(tmp);
-            sqlite3_close(db);
-            return 2;
-        }
-        /* mkstemp makes 0600; an export is an ordinary file (0666 & ~umask). */
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
+    /* A failed export leaves nothing half-written, and the old file (if any)
+     * as it was (xp_output.h). */
+    struct xp_output o;
+    if (xp_output_open(&o, output) != 0) {
+        fprintf(stderr, "xferprof export: %s: %s\n", output, strerror(errno));
+        sqlite3_close(db);
+        return 2;
     }
+    FILE *out = o.f;
     static char buf[1 << 16];
     setvbuf(out, buf, _IOFBF, sizeof buf);
 
@@ -221,18 +202,9 @@ int xp_command_export(int argc, char **argv)
     }
     sqlite3_close(db);
 
-    if (output != NULL) {
-        if (fclose(out) != 0 && rc == 0) {
-            snprintf(err, sizeof err, "%s: %s", output, strerror(errno));
-            rc = -1;
-        }
-        if (rc == 0 && rename(tmp, output) != 0) {
-            snprintf(err, sizeof err, "%s: %s", output, strerror(errno));
-            rc = -1;
-        }
-        if (rc != 0)
-            unlink(tmp);
-        free(tmp);
+    if (xp_output_close(&o, rc == 0) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "%s: %s", output ? output : "standard output", strerror(errno));
+        rc = -1;
     }
     if (rc != 0) {
         xp_export_error(err);

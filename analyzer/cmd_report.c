@@ -8,6 +8,7 @@
 
 #include "xp_commands.h"
 #include "xp_analysis.h"
+#include "xp_output.h"
 #include "xp_render.h"
 #include "xp_report.h"
 #include "xp_totals.h"
@@ -129,56 +130,6 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
     return -1;
 }
 
-/* Where the report goes: stdout, or a temporary file next to -o FILE that
- * replaces it only once complete. */
-struct xp_sink {
-    FILE *f;
-    char *tmp;
-};
-
-static int xp_sink_open(struct xp_sink *s, const char *out)
-{
-    s->f = stdout;
-    s->tmp = NULL;
-    if (!out)
-        return 0;
-    size_t n = strlen(out) + 16;
-    if (!(s->tmp = malloc(n)))
-        return -1;
-    snprintf(s->tmp, n, "%s.tmpXXXXXX", out);
-    int fd = mkstemp(s->tmp);
-    if (fd < 0 || !(s->f = fdopen(fd, "w"))) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(s->tmp);
-        }
-        free(s->tmp);
-        s->tmp = NULL;
-        errno = e;
-        return -1;
-    }
-    return 0;
-}
-
-/* Returns 0, or -1 with errno set (the temporary file removed). */
-static int xp_sink_close(struct xp_sink *s, const char *out, bool keep)
-{
-    if (!s->tmp)
-        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
-    bool ok = keep && fflush(s->f) == 0 && !ferror(s->f) && fsync(fileno(s->f)) == 0;
-    int e = errno;
-    ok = fclose(s->f) == 0 && ok;
-    if (ok && rename(s->tmp, out) != 0)
-        ok = false, e = errno;
-    if (!ok)
-        unlink(s->tmp);
-    free(s->tmp);
-    s->tmp = NULL;
-    errno = e;
-    return ok ? 0 : -1;
-}
-
 static int xp_report_render(struct xp_report *r, const struct xp_report_opts *o, FILE *f)
 {
     struct xp_totals all;
@@ -225,9 +176,9 @@ int xp_command_report(int argc, char **argv)
         free(o.dbs);
         return rc;
     }
-    struct xp_sink sink;
+    struct xp_output sink;
     /* Opened first: an unwritable -o fails before minutes of loading. */
-    if (xp_sink_open(&sink, o.out) != 0) {
+    if (xp_output_open(&sink, o.out) != 0) {
         fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out, strerror(errno));
         free(o.dbs);
         return 2;
@@ -247,7 +198,7 @@ int xp_command_report(int argc, char **argv)
     }
     rc = 0;
 out:
-    if (xp_sink_close(&sink, o.out, rc == 0) != 0 && rc == 0) {
+    if (xp_output_close(&sink, rc == 0) != 0 && rc == 0) {
         fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out ? o.out : "the report",
                 strerror(errno));
         rc = 2;
