@@ -1037,11 +1037,16 @@ int xp_diff_compute(const struct xp_report *base, const struct xp_report *new_,
         d->regressions += d->sites[i].cls == XP_DC_REGRESSED;
         d->any_change |= d->sites[i].cls != XP_DC_UNCHANGED;
     }
-    d->regressions += xp_count_class(&d->totals, XP_DC_REGRESSED);
-    d->any_change |= xp_count_class(&d->totals, XP_DC_UNCHANGED) != d->totals.n;
+    /* Per range instance (--by nvtx) runs of different lengths compare fairly;
+     * their totals, sums over the whole run, are shown but do not count. */
+    bool totals_count = d->opt.by != XP_DIFF_BY_NVTX;
+    if (totals_count) {
+        d->regressions += xp_count_class(&d->totals, XP_DC_REGRESSED);
+        d->any_change |= xp_count_class(&d->totals, XP_DC_UNCHANGED) != d->totals.n;
+    }
     /* With one pair its totals are the job's: counting them again would
      * report every regression twice. */
-    for (size_t i = 0; d->n_pairs > 1 && i < d->n_pairs; i++) {
+    for (size_t i = 0; totals_count && d->n_pairs > 1 && i < d->n_pairs; i++) {
         d->regressions += xp_count_class(&d->pairs[i].totals, XP_DC_REGRESSED);
         d->any_change |= xp_count_class(&d->pairs[i].totals, XP_DC_UNCHANGED) !=
                          d->pairs[i].totals.n;
