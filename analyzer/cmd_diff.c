@@ -12,16 +12,16 @@
 #include "xp_commands.h"
 #include "xp_diff.h"
 #include "xp_analysis.h"
+#include "xp_cli.h"
 #include "xp_output.h"
 
-enum xp_diff_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 
 static void xp_diff_usage(FILE *f)
 {
     fprintf(f,
             "Usage: xferprof diff BASE NEW [--format text|json|markdown|html] [-o FILE]\n"
             "                     [--threshold PCT] [--fail-on regression|any]\n"
-            "                     [--by site|function|nvtx]\n"
+            "                     [--by site|function|nvtx] [--set RULE.KEY=VALUE]...\n"
             "\n"
             "Compares two runs call site by call site. BASE and NEW are each a database,\n"
             "a comma-separated list of databases, or a directory (its *.db files): the\n"
@@ -35,20 +35,9 @@ static void xp_diff_usage(FILE *f)
             "  --fail-on WHAT    exit 1 on a regression, or on any change\n"
             "  --by KEY          site (every frame, default), function (innermost\n"
             "                    function) or nvtx (innermost range, per instance)\n"
+            "  --set R.K=V       a rule threshold for both runs' findings (docs/findings.md)\n"
             "\n"
             "Exit status: 0; 1 with --fail-on when it applies; 2 on bad usage or input.\n");
-}
-
-static int xp_diff_bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int xp_diff_bad_usage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "xferprof diff: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see 'xferprof diff --help')\n");
-    return 2;
 }
 
 /* A growable list of owned paths. */
@@ -166,7 +155,7 @@ static int xp_expand_side(const char *arg, struct xp_paths *out, char *err, size
     return 0;
 }
 
-static int xp_render(FILE *f, enum xp_diff_format fmt, const struct xp_diff *d,
+static int xp_render(FILE *f, enum xp_doc_format fmt, const struct xp_diff *d,
                      const struct xp_diff_inputs *in, bool color)
 {
     switch (fmt) {
@@ -177,83 +166,63 @@ static int xp_render(FILE *f, enum xp_diff_format fmt, const struct xp_diff *d,
     }
 }
 
-/* The value of an option given as "--opt VALUE" or "--opt=VALUE"; NULL when
- * argv[*i] is not this option.  *missing is set when the value is absent. */
-static const char *xp_opt_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 int xp_command_diff(int argc, char **argv)
 {
     struct xp_diff_options opt;
-    enum xp_diff_format fmt = XP_FMT_TEXT;
+    enum xp_doc_format fmt = XP_FMT_TEXT;
     const char *out_path = NULL, *sides[2] = {NULL, NULL};
     size_t nsides = 0;
     bool only_args = false;
 
     xp_diff_options_default(&opt);
+    /* Both runs' findings come from the same rules with the same thresholds. */
+    struct xp_thresholds th;
+    xp_thresholds_default(&th);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         bool missing = false;
         if (only_args || a[0] != '-' || a[1] == '\0') {
             if (nsides == 2)
-                return xp_diff_bad_usage("unexpected argument '%s'", a);
+                return xp_cli_usage_error("diff", "unexpected argument '%s'", a);
             sides[nsides++] = a;
         } else if (strcmp(a, "--") == 0) {
             only_args = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             xp_diff_usage(stdout);
             return 0;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--format", &missing))) {
-            if (strcmp(v, "text") == 0)
-                fmt = XP_FMT_TEXT;
-            else if (strcmp(v, "json") == 0)
-                fmt = XP_FMT_JSON;
-            else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
-                fmt = XP_FMT_MARKDOWN;
-            else if (strcmp(v, "html") == 0)
-                fmt = XP_FMT_HTML;
-            else
-                return xp_diff_bad_usage("--format: '%s' is not text, json, markdown or html", v);
-        } else if ((v = xp_opt_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = xp_opt_value(argc, argv, &i, "--output", &missing))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--format", &missing))) {
+            if (xp_cli_format(v, &fmt) != 0)
+                return xp_cli_usage_error("diff", "--format: '%s' is not text, json, markdown or html", v);
+        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) ||
+                   (v = xp_cli_value(argc, argv, &i, "--output", &missing))) {
             if (!*v)
-                return xp_diff_bad_usage("-o: empty file name");
+                return xp_cli_usage_error("diff", "-o: empty file name");
             out_path = v;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--threshold", &missing))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--threshold", &missing))) {
             char *end;
             errno = 0;
             double t = strtod(v, &end);
             if (end == v || *end || errno || !isfinite(t) || t < 0)
-                return xp_diff_bad_usage("--threshold: '%s' is not a percentage (a number >= 0)", v);
+                return xp_cli_usage_error("diff", "--threshold: '%s' is not a percentage (a number >= 0)", v);
             opt.threshold_pct = t;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--fail-on", &missing))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--fail-on", &missing))) {
             if (xp_diff_fail_on_parse(v, &opt.fail_on) != 0)
-                return xp_diff_bad_usage("--fail-on: '%s' is not regression or any", v);
-        } else if ((v = xp_opt_value(argc, argv, &i, "--by", &missing))) {
+                return xp_cli_usage_error("diff", "--fail-on: '%s' is not regression or any", v);
+        } else if ((v = xp_cli_value(argc, argv, &i, "--by", &missing))) {
             if (xp_diff_by_parse(v, &opt.by) != 0)
-                return xp_diff_bad_usage("--by: '%s' is not site, function or nvtx", v);
+                return xp_cli_usage_error("diff", "--by: '%s' is not site, function or nvtx", v);
+        } else if ((v = xp_cli_value(argc, argv, &i, "--set", &missing))) {
+            char why[256] = "";
+            if (xp_thresholds_set(&th, v, why, sizeof why) != 0)
+                return xp_cli_usage_error("diff", "--set %s", why);
         } else if (missing) {
-            return xp_diff_bad_usage("option '%s' needs a value", a);
+            return xp_cli_usage_error("diff", "option '%s' needs a value", a);
         } else {
-            return xp_diff_bad_usage("unknown option '%s'", a);
+            return xp_cli_usage_error("diff", "unknown option '%s'", a);
         }
     }
     if (nsides != 2)
-        return xp_diff_bad_usage("two runs needed (usage: xferprof diff BASE NEW)");
+        return xp_cli_usage_error("diff", "two runs needed (usage: xferprof diff BASE NEW)");
 
     struct xp_paths paths[2] = {{0}, {0}};
     struct xp_report rep[2] = {{0}, {0}};
@@ -267,7 +236,7 @@ int xp_command_diff(int argc, char **argv)
         return 2;
     }
     for (int s = 0; s < 2; s++) {
-        xp_thresholds_default(&rep[s].th);
+        rep[s].th = th;
         if (xp_expand_side(sides[s], &paths[s], err, sizeof err) != 0 ||
             xp_analysis_load(&rep[s], paths[s].v, paths[s].n, isatty(STDERR_FILENO), "diff", err,
                              sizeof err) != 0) {

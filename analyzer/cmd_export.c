@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "xp_cli.h"
 #include "xp_commands.h"
 #include "xp_export.h"
 #include "xp_output.h"
@@ -37,28 +38,6 @@ static void xp_export_usage(FILE *f)
                "into DB first. docs/export.md describes the output.\n"
                "\n"
                "Exit status: 0, or 2 for bad usage or a database that cannot be read.\n");
-}
-
-/* The value of option argv[*i] ("-o X", "--output X", "--output=X",
- * "-oX"), advancing *i past it; NULL when it is not this option.  *missing
- * is set when the option is there without a value. */
-static const char *xp_opt(int argc, char **argv, int *i, const char *shrt, const char *lng,
-                          bool *missing)
-{
-    const char *a = argv[*i];
-    size_t ll = strlen(lng), sl = strlen(shrt);
-    if (strcmp(a, shrt) == 0 || strcmp(a, lng) == 0) {
-        if (*i + 1 >= argc) {
-            *missing = true;
-            return NULL;
-        }
-        return argv[++*i];
-    }
-    if (strncmp(a, lng, ll) == 0 && a[ll] == '=')
-        return a + ll + 1;
-    if (strncmp(a, shrt, sl) == 0 && a[sl] != '\0' && a[1] != '-')
-        return a + sl;
-    return NULL;
 }
 
 /* Bad usage: what is wrong, then the synopsis. */
@@ -136,9 +115,11 @@ int xp_command_export(int argc, char **argv)
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             xp_export_usage(stdout);
             return 0;
-        } else if ((v = xp_opt(argc, argv, &i, "-f", "--format", &missing)) != NULL) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "-f", &missing)) != NULL ||
+                   (v = xp_cli_value(argc, argv, &i, "--format", &missing)) != NULL) {
             format = v;
-        } else if ((v = xp_opt(argc, argv, &i, "-o", "--output", &missing)) != NULL) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) != NULL ||
+                   (v = xp_cli_value(argc, argv, &i, "--output", &missing)) != NULL) {
             output = v;
         } else if (missing) {
             return xp_export_bad_usage("missing value for option", a);

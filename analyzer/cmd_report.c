@@ -8,15 +8,15 @@
 
 #include "xp_commands.h"
 #include "xp_analysis.h"
+#include "xp_cli.h"
 #include "xp_output.h"
 #include "xp_render.h"
 #include "xp_report.h"
 #include "xp_totals.h"
 
-enum xp_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 
 struct xp_report_opts {
-    enum xp_format format;
+    enum xp_doc_format format;
     const char *out;           /* NULL: stdout */
     size_t top;
     enum xp_severity min_sev;
@@ -45,30 +45,6 @@ static void xp_report_usage(FILE *f)
             "Exit status: 0 (with or without findings), 2 for bad usage or input.\n");
 }
 
-__attribute__((format(printf, 1, 2))) static int xp_usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "xferprof report: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see 'xferprof report --help')\n");
-    return 2;
-}
-
-/* The value of option argv[*i]: "--opt=VALUE" or the next argument. */
-static const char *xp_opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (strcmp(argv[*i], name) != 0)
-        return NULL;
-    if (*i + 1 >= argc)
-        return "";
-    return argv[++*i];
-}
-
 /* Returns -1 to go on, else the exit status. */
 static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, struct xp_thresholds *th)
 {
@@ -80,6 +56,7 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        bool missing = false;
         if (!options || a[0] != '-' || !a[1]) {
             o->dbs[o->n_dbs++] = argv[i];
             continue;
@@ -89,44 +66,38 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             xp_report_usage(stdout);
             return 0;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--format"))) {
-            if (strcmp(v, "text") == 0)
-                o->format = XP_FMT_TEXT;
-            else if (strcmp(v, "json") == 0)
-                o->format = XP_FMT_JSON;
-            else if (strcmp(v, "markdown") == 0 || strcmp(v, "md") == 0)
-                o->format = XP_FMT_MARKDOWN;
-            else if (strcmp(v, "html") == 0)
-                o->format = XP_FMT_HTML;
-            else
-                return xp_usage_error("--format: '%s' is not text, json, markdown or html", v);
-        } else if ((v = xp_opt_value(argc, argv, &i, "-o")) ||
-                   (v = xp_opt_value(argc, argv, &i, "--output"))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--format", &missing))) {
+            if (xp_cli_format(v, &o->format) != 0)
+                return xp_cli_usage_error("report", "--format: '%s' is not text, json, markdown or html", v);
+        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) ||
+                   (v = xp_cli_value(argc, argv, &i, "--output", &missing))) {
             if (!*v)
-                return xp_usage_error("%s needs a file name", a);
+                return xp_cli_usage_error("report", "%s needs a file name", a);
             o->out = v;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--top"))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--top", &missing))) {
             char *end = NULL;
             errno = 0;
             long n = strtol(v, &end, 10);
             if (!*v || *end || errno || n < 1 || n > 100000)
-                return xp_usage_error("--top: '%s' is not a number from 1 to 100000", v);
+                return xp_cli_usage_error("report", "--top: '%s' is not a number from 1 to 100000", v);
             o->top = (size_t)n;
-        } else if ((v = xp_opt_value(argc, argv, &i, "--min-severity"))) {
+        } else if ((v = xp_cli_value(argc, argv, &i, "--min-severity", &missing))) {
             if (xp_severity_parse(v, &o->min_sev) != 0)
-                return xp_usage_error("--min-severity: '%s' is not info, warning or error", v);
-        } else if ((v = xp_opt_value(argc, argv, &i, "--set"))) {
+                return xp_cli_usage_error("report", "--min-severity: '%s' is not info, warning or error", v);
+        } else if ((v = xp_cli_value(argc, argv, &i, "--set", &missing))) {
             char why[256] = "";
             if (!*v)
-                return xp_usage_error("%s needs RULE.KEY=VALUE", a);
+                return xp_cli_usage_error("report", "%s needs RULE.KEY=VALUE", a);
             if (xp_thresholds_set(th, v, why, sizeof why) != 0)
-                return xp_usage_error("--set %s", why);
+                return xp_cli_usage_error("report", "--set %s", why);
+        } else if (missing) {
+            return xp_cli_usage_error("report", "%s needs a value", a);
         } else {
-            return xp_usage_error("unknown option '%s'", a);
+            return xp_cli_usage_error("report", "unknown option '%s'", a);
         }
     }
     if (o->n_dbs == 0)
-        return xp_usage_error("no database given (usage: xferprof report DB...)");
+        return xp_cli_usage_error("report", "no database given (usage: xferprof report DB...)");
     return -1;
 }
 

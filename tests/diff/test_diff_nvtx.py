@@ -45,7 +45,7 @@ diff(args, base_db, new_db, ['--by', 'nvtx', '--fail-on', 'regression'], 0)
 
 # By site the same pair is a regression: the step upload site moved twice the bytes.
 d = diff(args, base_db, new_db)
-reg = [s for s in d['sites'] if s['class'] == 'regressed']
+reg = [s for s in d['sites'] if effective_class(s) == 'regressed']
 check(len(reg) == 1, 'by site: one regressed site (the step upload)', [s['reasons'] for s in d['sites']])
 if reg:
     check_eq(reg[0]['new']['bytes'] - reg[0]['base']['bytes'], (STEPS_NEW - STEPS_BASE) * STEP_BYTES,
