@@ -20,7 +20,11 @@ args = parse_args()
 base_db = profile(args, args.prog, 'nvtx4')
 new_db = profile(args, args.prog2, 'nvtx8')
 
-d = diff(args, base_db, new_db, ['--by', 'nvtx'])
+# Bytes and copies per instance are exact; times are this shared machine's: a
+# 50% threshold keeps its scheduling noise out of the classes, while an
+# unnormalized step (bytes +100%) would still be a regression.
+NVTX = ['--by', 'nvtx', '--threshold', '50']
+d = diff(args, base_db, new_db, NVTX)
 check_shape(d)
 check_eq(d['by'], 'nvtx', 'keyed by range')
 ranges = {s.get('range'): s for s in d['sites']}
@@ -41,7 +45,7 @@ check_eq(d['regressions'], 0, 'no regression per range')
 # The totals are the run's, not per range: 4 more steps moved.
 check_eq(d['totals']['H2D.bytes']['change'], (STEPS_NEW - STEPS_BASE) * STEP_BYTES,
          'H2D bytes of the run')
-diff(args, base_db, new_db, ['--by', 'nvtx', '--fail-on', 'regression'], 0)
+diff(args, base_db, new_db, NVTX + ['--fail-on', 'regression'], 0)
 
 # By site the same pair is a regression: the step upload site moved twice the bytes.
 d = diff(args, base_db, new_db)
