@@ -13,6 +13,7 @@ packages=(
   libcmocka-dev
   clang
   chromium        # headless, for the HTML report tests (tests/html)
+  fonts-dejavu-core  # text in its screenshots
 )
 
 missing=()
