@@ -677,24 +677,35 @@ static int xp_error_row(xp_ingest *ig, const xp_call *c, sqlite3_int64 stack,
     return xp_run(ig, S_ERROR);
 }
 
+/* call_sites.id of call c: its api, status, device, thread, stream and stack,
+ * with the parts only some records have (syncs and memsets pass 0 for what
+ * they lack, and kind 255: none).  Returns the id or -1. */
+static sqlite3_int64 xp_call_site(xp_ingest *ig, const xp_call *c, uint64_t stream,
+                                  sqlite3_int64 stack, uint8_t direction, uint8_t host_mem,
+                                  uint8_t blocking, uint8_t kind)
+{
+    site_key k;
+    memset(&k, 0, sizeof k); /* padding too: keys are compared with memcmp */
+    k.api = c->h.api;
+    k.status = c->status;
+    k.device = c->device;
+    k.tid = c->h.tid;
+    k.stream = xp_i64(stream);
+    k.stack = stack;
+    k.direction = direction;
+    k.host_mem = host_mem;
+    k.blocking = blocking;
+    k.kind = kind;
+    return xp_site_ref(ig, &k);
+}
+
 static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
 {
     sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
     if (stack < 0)
         return -1;
-    site_key k;
-    memset(&k, 0, sizeof k);
-    k.api = r->c.h.api;
-    k.status = r->c.status;
-    k.device = r->c.device;
-    k.tid = r->c.h.tid;
-    k.stream = xp_i64(r->stream);
-    k.stack = stack;
-    k.direction = r->direction;
-    k.host_mem = r->host_mem;
-    k.blocking = r->blocking;
-    k.kind = r->kind;
-    sqlite3_int64 site = xp_site_ref(ig, &k);
+    sqlite3_int64 site =
+        xp_call_site(ig, &r->c, r->stream, stack, r->direction, r->host_mem, r->blocking, r->kind);
     if (site < 0)
         return -1;
     /* A failed copy's error row names it: its id is needed now. */
@@ -813,16 +824,7 @@ static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
     sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
     if (stack < 0)
         return -1;
-    site_key k;
-    memset(&k, 0, sizeof k);
-    k.api = r->c.h.api;
-    k.status = r->c.status;
-    k.device = r->c.device;
-    k.tid = r->c.h.tid;
-    k.stream = xp_i64(r->stream);
-    k.stack = stack;
-    k.kind = 255;
-    sqlite3_int64 site = xp_site_ref(ig, &k);
+    sqlite3_int64 site = xp_call_site(ig, &r->c, r->stream, stack, 0, 0, 0, 255);
     if (site < 0)
         return -1;
     uint16_t *nulls;
@@ -850,18 +852,7 @@ static int xp_store_memset(xp_ingest *ig, const xp_rec_memset *r)
     sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
     if (stack < 0)
         return -1;
-    site_key k;
-    memset(&k, 0, sizeof k);
-    k.api = r->c.h.api;
-    k.status = r->c.status;
-    k.device = r->c.device;
-    k.tid = r->c.h.tid;
-    k.stream = xp_i64(r->stream);
-    k.stack = stack;
-    k.host_mem = r->host_mem;
-    k.blocking = r->blocking;
-    k.kind = 255;
-    sqlite3_int64 site = xp_site_ref(ig, &k);
+    sqlite3_int64 site = xp_call_site(ig, &r->c, r->stream, stack, 0, r->host_mem, r->blocking, 255);
     if (site < 0)
         return -1;
     sqlite3_stmt *s = ig->st[S_MEMSET];
