@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "xp_export.h"
+#include "xp_json.h"
 
 /* Synthetic tids of the stream tracks start here: Linux thread ids stay
  * below 2^22 (PID_MAX_LIMIT), so these never name a real thread. */
@@ -89,7 +90,7 @@ static void xp_ev(struct xp_pf *pf, const char *name, int name_len, const char *
     fputs_unlocked(pf->nevents++ ? ",\n{\"name\":" : "\n{\"name\":", out);
     if (name == NULL)
         name = "";
-    xp_export_json_string(out, name, name_len < 0 ? strlen(name) : (size_t)name_len);
+    xp_json_write_string(out, name, name_len < 0 ? strlen(name) : (size_t)name_len);
     if (cat != NULL) {
         fputs_unlocked(",\"cat\":\"", out);
         fputs_unlocked(cat, out);
@@ -141,7 +142,7 @@ static void xp_arg_hex(struct xp_pf *pf, const char *key, int64_t v)
 static void xp_arg_str(struct xp_pf *pf, const char *key, const char *s)
 {
     xp_key(pf, key);
-    xp_export_json_string(pf->out, s, s ? strlen(s) : 0);
+    xp_json_write_string(pf->out, s, s ? strlen(s) : 0);
 }
 
 /* Column i of st as a JSON string, null when NULL. */
@@ -149,7 +150,7 @@ static void xp_arg_col(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int 
 {
     xp_key(pf, key);
     const char *s = (const char *)sqlite3_column_text(st, i);
-    xp_export_json_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
+    xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
 /* Column i as a JSON integer, null when NULL. */
@@ -663,7 +664,7 @@ static void xp_process_name(struct xp_pf *pf, sqlite3 *db)
             SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
-        xp_export_json_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, 0) : 0);
+        xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, 0) : 0);
     } else
         fprintf(pf->out, "\"pid %" PRId64 "\"", pf->pid);
     sqlite3_finalize(st);
@@ -686,9 +687,9 @@ static int xp_metadata(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen)
         const char *v = (const char *)sqlite3_column_text(st, 1);
         if (n++)
             putc(',', pf->out);
-        xp_export_json_string(pf->out, k ? k : "", k ? (size_t)sqlite3_column_bytes(st, 0) : 0);
+        xp_json_write_string(pf->out, k ? k : "", k ? (size_t)sqlite3_column_bytes(st, 0) : 0);
         putc(':', pf->out);
-        xp_export_json_string(pf->out, v, v ? (size_t)sqlite3_column_bytes(st, 1) : 0);
+        xp_json_write_string(pf->out, v, v ? (size_t)sqlite3_column_bytes(st, 1) : 0);
     }
     fputs("}}", pf->out);
     sqlite3_finalize(st);

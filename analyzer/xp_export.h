@@ -26,12 +26,6 @@ int xp_export_perfetto(sqlite3 *db, FILE *out, char *note, size_t notelen, char 
  * view in its order, then one row per copy in id order. */
 int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen);
 
-/* Writes s (n bytes, may hold any bytes, NUL included) as a quoted JSON
- * string (RFC 8259): '"', '\\' and control characters escaped, ill-formed
- * UTF-8 replaced by U+FFFD, so that the output is always valid UTF-8.
- * A NULL s is written as the JSON literal null. */
-void xp_export_json_string(FILE *out, const char *s, size_t n);
-
 /* v in decimal, and v as "0x" and lowercase hex digits: without printf's
  * format parsing, which was most of an export's time (docs/performance.md).
  * Both are valid JSON numbers / CSV fields as they are (the hex one is

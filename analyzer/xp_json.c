@@ -72,69 +72,93 @@ void xp_json_end(struct xp_json *j)
         fputc('\n', j->f);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid:
- * overlong forms, surrogates and code points above U+10FFFF are invalid. */
-static size_t xp_utf8_len(const unsigned char *s, size_t n)
+/* Length of the well-formed UTF-8 sequence starting at p (at most n bytes
+ * available), or 0 when it is ill-formed (overlong, surrogate, above
+ * U+10FFFF, truncated, stray continuation byte): Unicode's table 3-7. */
+static size_t xp_utf8_len(const unsigned char *p, size_t n)
 {
-    unsigned c = s[0];
+    unsigned char c = p[0];
     size_t len;
-    uint32_t cp, min;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+
     if (c < 0x80)
         return 1;
-    if ((c & 0xe0) == 0xc0)
-        len = 2, cp = c & 0x1f, min = 0x80;
-    else if ((c & 0xf0) == 0xe0)
-        len = 3, cp = c & 0x0f, min = 0x800;
-    else if ((c & 0xf8) == 0xf0)
-        len = 4, cp = c & 0x07, min = 0x10000;
-    else
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong */
+        else if (c == 0xED)
+            hi = 0x9F; /* UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90; /* overlong */
+        else if (c == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else
         return 0;
-    if (len > n)
+    if (n < len || p[1] < lo || p[1] > hi)
         return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
+    for (size_t i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
             return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
     return len;
 }
 
-void xp_json_write_string(FILE *f, const char *str, size_t n)
+void xp_json_write_string(FILE *out, const char *s, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    fputc('"', f);
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (s == NULL) {
+        fputs_unlocked("null", out);
+        return;
+    }
+    putc_unlocked('"', out);
     for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        if (c >= 0x80) {
-            size_t len = xp_utf8_len(s + i, n - i);
-            if (len == 0) {
-                fputs("\xef\xbf\xbd", f); /* U+FFFD for the one bad byte, then go on */
-                i++;
-            } else {
-                fwrite(s + i, 1, len, f);
-                i += len;
-            }
+        /* Plain ASCII in one write: names and paths are mostly that, and a
+         * write per byte was most of an export's time. */
+        size_t run = i;
+        while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+            run++;
+        if (run > i) {
+            fwrite_unlocked(p + i, 1, run - i, out);
+            i = run;
             continue;
         }
-        i++;
-        switch (c) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
-        default:
-            if (c < 0x20)
-                fprintf(f, "\\u%04x", c);
-            else
-                fputc((int)c, f);
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            putc_unlocked('\\', out);
+            putc_unlocked(c, out);
+            i++;
+        } else if (c < 0x20) {
+            char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+            switch (c) {
+            case '\n': e[1] = 'n', e[2] = 0; break;
+            case '\r': e[1] = 'r', e[2] = 0; break;
+            case '\t': e[1] = 't', e[2] = 0; break;
+            case '\b': e[1] = 'b', e[2] = 0; break;
+            case '\f': e[1] = 'f', e[2] = 0; break;
+            default: break;
+            }
+            fputs_unlocked(e, out);
+            i++;
+        } else {
+            size_t len = xp_utf8_len(p + i, n - i);
+            if (len == 0) {
+                /* One replacement per ill-formed byte: simple, and what
+                 * Python's errors='replace' does for most inputs. */
+                fputs_unlocked("\xEF\xBF\xBD", out);
+                i++;
+            } else {
+                fwrite_unlocked(p + i, 1, len, out);
+                i += len;
+            }
         }
     }
-    fputc('"', f);
+    putc_unlocked('"', out);
 }
 
 void xp_json_key(struct xp_json *j, const char *key)

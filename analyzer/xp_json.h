@@ -36,7 +36,9 @@ void xp_json_bool(struct xp_json *j, bool v);
 void xp_json_null(struct xp_json *j);
 
 /* Writes s (n bytes) as a JSON string literal with its quotes: ", \ and
- * control characters escaped, invalid UTF-8 replaced by U+FFFD. */
+ * control characters escaped, each byte of ill-formed UTF-8 replaced by
+ * U+FFFD; NULL writes null.  Fast enough for millions of strings (the
+ * export's trace): plain ASCII goes out in one write. */
 void xp_json_write_string(FILE *f, const char *s, size_t n);
 
 #endif
