@@ -11,6 +11,7 @@
 #include "xp_cli.h"
 #include "xp_commands.h"
 #include "xp_export.h"
+#include "xp_load.h"
 #include "xp_output.h"
 #include "xp_format.h"
 #include "xp_ingest.h"
@@ -63,36 +64,18 @@ static void xp_export_error(const char *msg)
     fprintf(stderr, "xferprof export: %s\n", line);
 }
 
-/* Opens path for reading, recovering its journal first.  Returns the
- * connection or NULL after printing the one-line reason. */
+/* The database, opened as the report opens it (a pending journal holds the
+ * end of the run: it is ingested first, so the export shows what the run
+ * did, not what the background ingest had stored when the process died).
+ * Returns the connection, or NULL after printing the one-line reason. */
 static sqlite3 *xp_export_open(const char *path)
 {
-    char journal[4096], err[1024];
+    char err[1024], line[1200];
     sqlite3 *db = NULL;
-    if (snprintf(journal, sizeof journal, "%s%s", path, XP_JOURNAL_SUFFIX) >=
-        (int)sizeof journal) {
-        fprintf(stderr, "xferprof export: %s: path too long\n", path);
-        return NULL;
-    }
-    /* A pending journal holds the end of the run: export what the run did,
-     * not what the background ingest had stored when the process died.
-     * Without one nothing is written, and a read-only open works on a file
-     * we may not write. */
-    if (access(journal, F_OK) == 0) {
-        bool did = false;
-        if (xp_recover(path, &did, err, sizeof err) != 0) {
-            char line[1200];
-            /* Ingest's reasons usually start with the file they are about. */
-            if (strncmp(err, path, strlen(path)) == 0)
-                snprintf(line, sizeof line, "%s", err);
-            else
-                snprintf(line, sizeof line, "%s: %s", path, err);
-            xp_export_error(line);
-            return NULL;
-        }
-    }
-    if (xp_db_open_readonly(path, &db, err, sizeof err) != 0) {
-        xp_export_error(err);
+    bool writable, did;
+    if (xp_load_open(path, &db, &writable, &did, err, sizeof err) != 0) {
+        snprintf(line, sizeof line, "%s: %s", path, err);
+        xp_export_error(line);
         return NULL;
     }
     return db;

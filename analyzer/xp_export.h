@@ -1,5 +1,5 @@
 /* xp_export.h: `xferprof export`'s writers (export_perfetto.c, export_csv.c) and the
- * small JSON string escaper they use (xp_export_json.c). */
+ * fast number writers they use (xp_export_json.c). */
 #ifndef XP_EXPORT_H
 #define XP_EXPORT_H
 
@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 /* Each writer reads the documented views of db (validated by
- * xp_db_open_readonly) and streams its output to out, row by row: memory
+ * xp_load_open) and streams its output to out, row by row: memory
  * does not grow with the number of rows.  Returns 0, or -1 with a one-line
  * reason in err (OUT): sqlite's message for a database that turns out to be
  * corrupt while it is read, or the write error. */

@@ -652,15 +652,23 @@ static int xp_open(const char *path, sqlite3 **out, bool *writable, char *err, s
     return 0;
 }
 
+int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char *err,
+                 size_t errlen)
+{
+    *db = NULL;
+    *did = *writable = false;
+    if (xp_pending_ingest(path, did, err, errlen) != 0 || xp_check_header(path, err, errlen) != 0)
+        return -1;
+    return xp_open(path, db, writable, err, errlen);
+}
+
 int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->pid = p->ppid = p->rank = p->exit_status = -1;
     bool did = false, writable = false;
-    if (xp_pending_ingest(path, &did, err, errlen) != 0 || xp_check_header(path, err, errlen) != 0)
-        return -1;
     struct xp_ld L = {.p = p, .err = err, .errlen = errlen};
-    if (xp_open(path, &L.db, &writable, err, errlen) != 0)
+    if (xp_load_open(path, &L.db, &writable, &did, err, errlen) != 0)
         return -1;
     int rc = -1;
     if (!(p->db_path = strdup(path))) {

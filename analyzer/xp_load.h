@@ -17,6 +17,15 @@
  * (M)", "database is truncated or corrupt (...)", ...; p is then freed. */
 int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen);
 
+/* Opens the database at path for reading, as every analyzer command does:
+ * ingests a pending journal (path.xpj) first (*did (OUT) says whether there
+ * was one), refuses a file that is not an xferprof database this build
+ * reads, one whose header says it lost its end, or a corrupt schema, each
+ * with a one-line reason in err (OUT).  Opened read-write when the file is
+ * writable (*writable, OUT), else read-only.  Returns 0 with *db, or -1. */
+int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char *err,
+                 size_t errlen);
+
 /* Frees what xp_load put in p. */
 void xp_process_free(struct xp_process *p);
 

@@ -459,7 +459,7 @@ int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)
     return 0;
 }
 
-/* Common to both opens: open with flags, make errors readable, check.
+/* Open with flags, make errors readable, check.
  * Returns what xp_schema_check returns; on -1 *out is closed and NULL. */
 static int open_checked(const char *path, int flags, sqlite3 **out, char *err, size_t errlen)
 {
@@ -482,29 +482,6 @@ static int open_checked(const char *path, int flags, sqlite3 **out, char *err, s
     }
     *out = db;
     return rc;
-}
-
-int xp_db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen)
-{
-    struct stat sb;
-    *out = NULL;
-    /* SQLITE_OPEN_READONLY alone reports a missing file as "unable to open
-     * database file"; say what is wrong. */
-    if (stat(path, &sb) != 0) {
-        set_err(err, errlen, path, errno == ENOENT ? "no such database" : strerror(errno));
-        return -1;
-    }
-    sqlite3 *db = NULL;
-    int rc = open_checked(path, SQLITE_OPEN_READONLY, &db, err, errlen);
-    if (rc < 0)
-        return -1;
-    if (rc == 1) {
-        set_err(err, errlen, path, "not an xferprof database (empty)");
-        sqlite3_close(db);
-        return -1;
-    }
-    *out = db;
-    return 0;
 }
 
 int xp_db_open_write(const char *path, sqlite3 **out, char *err, size_t errlen)

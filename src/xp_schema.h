@@ -41,12 +41,6 @@ int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen);
  * (OUT) set. */
 int xp_schema_add_apis(sqlite3 *db, char *err, size_t errlen);
 
-/* Opens an existing database for reading (the analyzer), validated by
- * xp_schema_check; nothing is ingested or written.  Returns 0 with the
- * connection in *out (OUT; close with sqlite3_close), or -1 with
- * "PATH: reason" in err (OUT) and *out NULL. */
-int xp_db_open_readonly(const char *path, sqlite3 **out, char *err, size_t errlen);
-
 /* Opens or creates a database for writing (ingest): creates the file and
  * the schema if missing or empty, refuses anything xp_schema_check refuses.
  * Returns 0 with the connection in *out (OUT), or -1 with "PATH: reason" in
