@@ -22,7 +22,7 @@ static void xp_async_pageable_process(struct xp_report *r, const struct xp_proce
     xp_sites_init(&sites);
     xp_sites_of_copies(&sites, p, xp_async_pageable_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(
             r, "async-pageable", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
             xp_fix_pytorch, "%llu async copies from pageable memory held the host %s (%s)",

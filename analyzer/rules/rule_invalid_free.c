@@ -40,7 +40,7 @@ static void xp_invalid_free_process(struct xp_report *r, const struct xp_process
     /* count: all bad frees; aux: the failed ones among them. */
     for (size_t i = 0; i < p->n_unknown_frees; i++) {
         const struct xp_unknown_free *u = &p->unknown_frees[i];
-        struct xp_site *s = xp_sites_add(&sites, u->stack_id, 0, 0);
+        struct xp_site_sum *s = xp_sites_add(&sites, u->stack_id, 0, 0);
         struct xp_bad_free *b = s ? xp_first_of(&firsts, &cap, (size_t)(s - sites.v)) : NULL;
         if (b && s->count == 1) {
             snprintf(b->first, sizeof b->first, "ptr 0x%llx", (unsigned long long)u->ptr);
@@ -51,7 +51,7 @@ static void xp_invalid_free_process(struct xp_report *r, const struct xp_process
         const struct xp_error *e = &p->errors[i];
         if (strcmp(e->record, "free") != 0)
             continue;
-        struct xp_site *s = xp_sites_add(&sites, e->stack_id, 0, 0);
+        struct xp_site_sum *s = xp_sites_add(&sites, e->stack_id, 0, 0);
         struct xp_bad_free *b = s ? xp_first_of(&firsts, &cap, (size_t)(s - sites.v)) : NULL;
         if (!b)
             continue;
@@ -63,7 +63,7 @@ static void xp_invalid_free_process(struct xp_report *r, const struct xp_process
         }
     }
     for (size_t k = 0; k < sites.n && k < cap; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         uint64_t failed = s->aux, unknown = s->count - failed;
         struct xp_finding *f = xp_report_add(
             r, "invalid-free", XP_SEV_ERROR, p, s->stack_id, s->count, 0, 0, xp_fix, NULL,

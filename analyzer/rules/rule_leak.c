@@ -66,7 +66,7 @@ static const char *xp_kind_mask_name(uint64_t mask)
 }
 
 /* One site: its allocations (all of them, in allocation order) decide whether it grows. */
-static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const struct xp_site *s,
+static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
                          const size_t *items, size_t n, struct xp_run run)
 {
     int64_t first = INT64_MAX, last = INT64_MIN;
@@ -120,7 +120,7 @@ static void xp_leak_process(struct xp_report *r, const struct xp_process *p)
         const struct xp_alloc *a = &p->allocs[i];
         if (a->free_ns >= 0)
             continue;
-        struct xp_site *s = xp_sites_add(&sites, a->alloc_stack, a->bytes, 0);
+        struct xp_site_sum *s = xp_sites_add(&sites, a->alloc_stack, a->bytes, 0);
         if (!s)
             goto out;
         s->aux |= xp_kind_bit(a->kind);

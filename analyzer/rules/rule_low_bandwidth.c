@@ -85,13 +85,13 @@ static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_proces
         size_t k = xp_class(c);
         if (!(xp_gbps(c->bytes, c->dur_ns) < r->th.low_bandwidth_fraction * ref[k]))
             continue;
-        struct xp_site *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
+        struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
         /* The class of the site's first slow copy, + 1 so 0 is "none yet". */
         if (s && !s->aux)
             s->aux = k + 1;
     }
     for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         size_t cls = (size_t)s->aux - 1;
         const char *dir = xp_dir_name((xp_direction)(cls / XP_HM_COUNT));
         const char *hm = xp_hostmem_name((enum xp_hostmem)(cls % XP_HM_COUNT));

@@ -111,7 +111,7 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
         if (!marks[i])
             continue;
         const struct xp_copy *c = &p->copies[i];
-        struct xp_site *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
+        struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
         if (!s)
             goto out;
         s->aux += (marks[i] & XP_RED_SAME_DST) != 0;
@@ -129,7 +129,7 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
             max_group[k] = group[i];
     }
     for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(
             r, "redundant-upload", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
             xp_fix_pytorch, "%llu uploads sent bytes the device already had (%s wasted, %s)",

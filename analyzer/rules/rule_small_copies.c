@@ -25,7 +25,7 @@ static void xp_small_copies_process(struct xp_report *r, const struct xp_process
     xp_sites_init(&sites);
     xp_sites_of_copies(&sites, p, xp_small_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         if (s->count < min)
             continue;
         enum xp_severity sev = s->count / XP_SMALL_WARNING_FACTOR >= min ? XP_SEV_WARNING : XP_SEV_INFO;

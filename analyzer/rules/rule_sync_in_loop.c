@@ -54,7 +54,7 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
     if (!tmp)
         goto out;
     for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site *s = &sites.v[k];
+        const struct xp_site_sum *s = &sites.v[k];
         if (s->count < min)
             continue;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);

@@ -81,19 +81,19 @@ size_t xp_sites_find(struct xp_sites *s, uint32_t stack_id)
     if (xp_grow(&v, &s->cap, s->n + 1, sizeof *s->v) != 0)
         return XP_NO_SITE;
     s->v = v;
-    s->v[s->n] = (struct xp_site){.stack_id = stack_id};
+    s->v[s->n] = (struct xp_site_sum){.stack_id = stack_id};
     s->slot[h] = s->n + 1;
     s->last_id = stack_id;
     s->last = s->n;
     return s->n++;
 }
 
-struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns)
+struct xp_site_sum *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns)
 {
     size_t i = xp_sites_find(s, stack_id);
     if (i == XP_NO_SITE)
         return NULL;
-    struct xp_site *site = &s->v[i];
+    struct xp_site_sum *site = &s->v[i];
     site->count++;
     site->bytes += bytes;
     site->time_ns = xp_add_sat(site->time_ns, xp_nonneg(dur_ns));
@@ -110,7 +110,7 @@ int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
             site_of[i] = XP_NO_SITE;
         if (!keep(c, th))
             continue;
-        struct xp_site *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns);
+        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns);
         if (!site)
             return -1;
         site->aux |= xp_dir_bit(c->direction);

@@ -11,8 +11,9 @@
 
 #define XP_NO_SITE SIZE_MAX
 
-/* What one call site (stack id) adds up to.  aux is the rule's own counter. */
-struct xp_site {
+/* What one call site (stack id) adds up to for a rule (the report's own
+ * per-site totals are struct xp_site, xp_totals.h).  aux is the rule's own counter. */
+struct xp_site_sum {
     uint32_t stack_id;
     uint64_t count, bytes;
     int64_t time_ns;
@@ -22,7 +23,7 @@ struct xp_site {
 /* Sites in the order first seen (so findings come out in a stable order),
  * found by stack id through an open-addressing table. */
 struct xp_sites {
-    struct xp_site *v;
+    struct xp_site_sum *v;
     size_t n, cap;
     size_t *slot;           /* site index + 1; 0 empty */
     size_t nslot;           /* a power of two, or 0 before the first site */
@@ -40,7 +41,7 @@ size_t xp_sites_find(struct xp_sites *s, uint32_t stack_id);
 size_t xp_sites_lookup(const struct xp_sites *s, uint32_t stack_id);
 /* Adds one item to stack_id's site; NULL when out of memory.  A negative
  * duration (clock oddities) adds nothing to the time. */
-struct xp_site *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns);
+struct xp_site_sum *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns);
 
 /* Adds every copy of p that keep() accepts to its site, each site's aux
  * collecting the directions seen (xp_dir_bit).  site_of, when not NULL, gets
