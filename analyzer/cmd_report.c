@@ -103,20 +103,28 @@ static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, stru
 
 static int xp_report_render(struct xp_report *r, const struct xp_report_opts *o, FILE *f)
 {
-    struct xp_totals all;
-    struct xp_totals *proc = calloc(r->n_procs, sizeof *proc);
+    struct xp_totals many = {0};
+    struct xp_totals *proc = calloc(r->n_procs ? r->n_procs : 1, sizeof *proc);
     struct xp_site *sites = NULL;
     size_t n_sites = 0;
     int rc = -1;
-    if (!proc || xp_totals_compute(r->procs, r->n_procs, &all) != 0)
-        goto out_proc;
+    if (!proc)
+        goto out;
     for (size_t i = 0; i < r->n_procs; i++)
         if (xp_totals_compute(&r->procs[i], 1, &proc[i]) != 0 ||
             xp_sites_top(&r->procs[i], i, o->top, &sites, &n_sites) != 0)
             goto out;
+    /* One process (the usual report) is its own total: not a second pass
+     * over its copies. */
+    const struct xp_totals *all = &proc[0];
+    if (r->n_procs != 1) {
+        if (xp_totals_compute(r->procs, r->n_procs, &many) != 0)
+            goto out;
+        all = &many;
+    }
     const char *nc = getenv("NO_COLOR");
     struct xp_summary s = {
-        .r = r, .all = &all, .proc = proc, .sites = sites, .n_sites = n_sites, .top = o->top,
+        .r = r, .all = all, .proc = proc, .sites = sites, .n_sites = n_sites, .top = o->top,
         .color = f == stdout && isatty(STDOUT_FILENO) && !(nc && *nc),
     };
     if (o->format == XP_FMT_JSON)
@@ -128,10 +136,9 @@ static int xp_report_render(struct xp_report *r, const struct xp_report_opts *o,
     else
         rc = xp_render_text(f, &s);
 out:
-    xp_totals_free(&all);
-    for (size_t i = 0; i < r->n_procs; i++)
+    xp_totals_free(&many);
+    for (size_t i = 0; proc && i < r->n_procs; i++)
         xp_totals_free(&proc[i]);
-out_proc:
     free(proc);
     free(sites);
     return rc;
