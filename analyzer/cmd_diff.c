@@ -48,14 +48,8 @@ struct xp_paths {
 
 static int xp_paths_add(struct xp_paths *p, const char *s, size_t len)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 8;
-        char **g = realloc(p->v, cap * sizeof *g);
-        if (!g)
-            return -1;
-        p->v = g;
-        p->cap = cap;
-    }
+    if (xp_grow(&p->v, &p->cap, p->n + 1, sizeof *p->v) != 0)
+        return -1;
     char *c = strndup(s, len);
     if (!c)
         return -1;

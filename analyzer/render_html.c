@@ -82,14 +82,8 @@ static int64_t xp_str_id(struct xp_strtab *t, const char *s)
             return t->slot[h] - 1;
         h = (h + 1) & (t->nslot - 1);
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        char **v = realloc(t->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        t->v = v;
-        t->cap = cap;
-    }
+    if (xp_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v) != 0)
+        return -1;
     if (!(t->v[t->n] = strdup(s)))
         return -1;
     t->slot[h] = (int64_t)t->n + 1;

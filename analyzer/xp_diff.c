@@ -210,14 +210,8 @@ static struct xp_entry *xp_side_get(struct xp_side *s, const struct xp_diff_fram
     for (; s->slot[j]; j = (j + 1) & (s->nslot - 1))
         if (xp_entry_cmp(&s->e[s->slot[j] - 1], &probe, true) == 0)
             return &s->e[s->slot[j] - 1];
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 32;
-        struct xp_entry *grown = realloc(s->e, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        s->e = grown;
-        s->cap = cap;
-    }
+    if (xp_grow(&s->e, &s->cap, s->n + 1, sizeof *s->e) != 0)
+        return NULL;
     struct xp_diff_frame *copy = NULL;
     if (n) {
         copy = malloc(n * sizeof *copy);

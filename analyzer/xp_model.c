@@ -73,14 +73,8 @@ struct xp_finding *xp_report_add(struct xp_report *r, const char *rule, enum xp_
                                  const char *fix, const char *fix_pytorch,
                                  const char *message_fmt, ...)
 {
-    if (r->n_findings == r->cap_findings) {
-        size_t cap = r->cap_findings ? r->cap_findings * 2 : 16;
-        struct xp_finding *grown = realloc(r->findings, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        r->findings = grown;
-        r->cap_findings = cap;
-    }
+    if (xp_grow(&r->findings, &r->cap_findings, r->n_findings + 1, sizeof *r->findings) != 0)
+        return NULL;
     va_list ap;
     va_start(ap, message_fmt);
     char *message = xp_vformat(message_fmt, ap);
