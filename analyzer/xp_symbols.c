@@ -34,6 +34,9 @@ struct xp_module {
     bool checked, usable;   /* file looked at; present with the recorded build id */
     Dwfl *dwfl;
     Dwfl_Module *mod;
+    /* path and name in the process's arena, which outlives this table:
+     * copied once, on the module's first frame, for all its frames. */
+    const char *frame_path, *frame_name;
 };
 
 /* One distinct address of the stacks. */
@@ -407,11 +410,15 @@ static void xp_sym_fill(struct xp_sym *S)
             struct xp_addr *a = xp_addr_find(S, s->frames[k].addr);
             struct xp_frame f = {.addr = s->frames[k].addr};
             if (a && a->used && a->module >= 0) {
-                const struct xp_module *m = &S->mods[a->module];
+                struct xp_module *m = &S->mods[a->module];
                 if (m->internal)
                     continue;
-                f.module = xp_arena_strdup(S, m->name);
-                f.module_path = xp_arena_strdup(S, m->path);
+                if (!m->frame_path) {
+                    m->frame_path = xp_arena_strdup(S, m->path);
+                    m->frame_name = xp_arena_strdup(S, m->name);
+                }
+                f.module = m->frame_name;
+                f.module_path = m->frame_path;
                 f.offset = f.addr - m->base;
                 f.function = a->function;
                 f.file = a->file;
