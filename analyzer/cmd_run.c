@@ -202,6 +202,28 @@ static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
     return 0;
 }
 
+/* Refuses, before CMD runs, an output name that is the same for every
+ * process (no %p or %t) and names something other than a regular file: a
+ * FIFO, a device, a folder or a link is never replaced (the preload would
+ * refuse it in every process).  Returns 0, or -1 after printing why. */
+static int xp_output_replaceable(const char *pattern)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (xp_expand_output(pattern, 1, NULL, xp_config_rank(), 0, a, sizeof a) != 0 ||
+        xp_expand_output(pattern, 2, NULL, xp_config_rank(), 86400, b, sizeof b) != 0 ||
+        strcmp(a, b) != 0)
+        return 0;
+    struct stat st;
+    if (lstat(a, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                     : S_ISBLK(st.st_mode) ? "a block device" : S_ISDIR(st.st_mode) ? "a folder"
+                     : S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file";
+    fprintf(stderr, "xferprof: output %s: it is %s, not a regular file, and is never replaced; "
+                    "give the name of a database to write\n", a, kind);
+    return -1;
+}
+
 /* "512 B", "1.5 KiB", "64.0 MiB". */
 static void xp_bytes(char *buf, size_t len, long long bytes)
 {
@@ -462,6 +484,9 @@ static void xp_finish(int manifest_fd, pid_t child, int status, bool quiet)
 /* Forks and execs argv with signals forwarded while it runs.  Returns CMD's
  * exit status as the launcher reports it (128+N for signal N), or -1 after
  * printing why it could not be started (*exit_code then holds 126/127/125). */
+/* SIGPIPE's disposition when `xferprof run` started: CMD gets it back. */
+static struct sigaction xp_entry_sigpipe;
+
 static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
 {
     struct sigaction old[XP_NFORWARDED], sa;
@@ -521,6 +546,7 @@ static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
             if (installed[i])
                 sigaction(xp_forwarded[i], &old[i], NULL);
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        sigaction(SIGPIPE, &xp_entry_sigpipe, NULL);
         close(pipefd[0]);
         execvp(argv[0], argv);
         int e = errno;
@@ -531,9 +557,6 @@ static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
 
     xp_child_pid = pid;
     *child_out = pid;
-    /* Writing the summary to a closed stderr must not kill us before we exit
-     * with CMD's status; set only here so that CMD inherits the default. */
-    signal(SIGPIPE, SIG_IGN);
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
     close(pipefd[1]);
 
@@ -613,6 +636,11 @@ int xp_command_run(int argc, char **argv)
     int c, depth;
     xp_fp_mode fp_mode;
 
+    /* A message or the summary written to a closed stderr must not kill us:
+     * we exit with CMD's status, or 2 for a usage error, whoever reads. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGPIPE, &ign, &xp_entry_sigpipe);
+
     /* '+': options end at CMD, so CMD's own options are left alone even
      * without "--"; ':': we word the errors ourselves. */
     opterr = 0;
@@ -691,7 +719,8 @@ int xp_command_run(int argc, char **argv)
         pattern = env && *env ? env : XP_DEFAULT_OUTPUT;
     }
     char output[PATH_MAX];
-    if (xp_output_pattern(pattern, output, sizeof output) != 0)
+    if (xp_output_pattern(pattern, output, sizeof output) != 0 ||
+        xp_output_replaceable(output) != 0)
         return 2;
     if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
         (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||

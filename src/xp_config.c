@@ -21,10 +21,12 @@ static void xp_config_fail(int *rc, char *err, size_t errlen, const char *name,
 }
 
 /* An empty variable counts as unset: `XFERPROF_OUTPUT= prog` is how people
- * clear a setting in a shell. */
+ * clear a setting in a shell.  secure_getenv: in a set-user-ID program no
+ * setting comes from the user's environment (the engine does not start
+ * there at all; this is the second lock on that door). */
 static const char *xp_env(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = secure_getenv(name);
     return v && *v ? v : NULL;
 }
 

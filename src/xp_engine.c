@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "xp_journal.h"
 #include "xp_modules.h"
 #include "xp_nvtx.h"
+#include "xp_outfile.h"
 #include "xp_registry.h"
 #include "xp_stack.h"
 
@@ -58,6 +60,9 @@ static struct {
     bool stop;
 } S = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
 static _Atomic uint64_t next_alloc_id = 1;
+/* Set in a child forked from this process: its database must not take the
+ * parent's name (xp_outfile_choose).  Written by the atfork handler only. */
+static bool forked_child;
 
 /* Successful kernel launches per device since the session started, one
  * cache line each (threads launching on different devices do not share
@@ -67,6 +72,29 @@ static struct {
     _Alignas(64) _Atomic uint64_t n;
 } launches[XP_MAX_DEVICES];
 static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
+
+/* Writes to stderr without raising SIGPIPE in the program: when stderr is a
+ * pipe nobody reads any more, the signal would kill it (exit 141) where it
+ * runs fine without us.  SIGPIPE is blocked around the write, and the one
+ * the write raised taken back before the mask is restored, unless one was
+ * pending already (that one is the program's). */
+static void write_stderr(const char *buf, size_t n)
+{
+    sigset_t pipe_only, old, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    ssize_t w;
+    do
+        w = write(STDERR_FILENO, buf, n);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 && errno == EPIPE && !was_pending) {
+        const struct timespec now = {0, 0};
+        sigtimedwait(&pipe_only, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 
 /* Warnings: once per process, and never with --quiet. */
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -84,8 +112,7 @@ static void warn(const char *fmt, ...)
     if ((size_t)n > sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    ssize_t w = write(STDERR_FILENO, line, (size_t)n);
-    (void)w;
+    write_stderr(line, (size_t)n);
 }
 
 static uint32_t my_tid(void)
@@ -178,107 +205,46 @@ static void *ingest_main(void *arg)
     return NULL;
 }
 
-/* True if the manifest of this `xferprof run` already names path: another
- * process of the run owns that database. */
-static bool manifest_has(const char *path)
-{
-    if (S.cfg.manifest[0] == '\0')
-        return false;
-    FILE *f = fopen(S.cfg.manifest, "re");
-    if (f == NULL)
-        return false;
-    char line[PATH_MAX + 64];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        char *p = strchr(line, ' ');
-        p = p ? strchr(p + 1, ' ') : NULL;
-        if (p) {
-            p++;
-            p[strcspn(p, "\n")] = '\0';
-            found = strcmp(p, path) == 0;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
-static void remove_database(const char *path)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", XP_JOURNAL_SUFFIX};
-    char buf[PATH_MAX + 16];
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        snprintf(buf, sizeof buf, "%s%s", path, suffixes[i]);
-        unlink(buf);
-    }
-}
-
-/* Works out the database's path; false (with a warning) if it cannot. */
-static bool choose_path(uint64_t start_wall)
+/* Works out the database's path and clears what an earlier run left
+ * beside it; false (with a warning) if it cannot. */
+static bool choose_output(uint64_t start_wall)
 {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
-    const char *rank = xp_config_rank();
-    char expanded[PATH_MAX];
-    if (xp_expand_output(S.cfg.output, S.pid, host, rank, (int64_t)(start_wall / 1000000000u),
-                         expanded, sizeof expanded) != 0) {
-        warn("xferprof: bad output pattern '%s'; running unprofiled", S.cfg.output);
+    xp_outfile_req q = {.pattern = S.cfg.output, .manifest = S.cfg.manifest, .host = host,
+                        .rank = xp_config_rank(), .pid = S.pid, .forked = forked_child,
+                        .start_wall_ns = start_wall};
+    /* Static: sessions start one at a time, and the first CUDA call may
+     * come from a thread with a small stack. */
+    static char note[2 * PATH_MAX], err[2 * PATH_MAX];
+    if (xp_outfile_choose(&q, S.db_path, sizeof S.db_path, note, sizeof note, err,
+                          sizeof err) != 0) {
+        warn("xferprof: %s; running unprofiled", err);
         return false;
     }
-    char abs[PATH_MAX];
-    if (expanded[0] != '/') {
-        char cwd[PATH_MAX];
-        if (getcwd(cwd, sizeof cwd) == NULL ||
-            (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, expanded) >= sizeof abs) {
-            warn("xferprof: cannot make '%s' absolute; running unprofiled", expanded);
-            return false;
-        }
-    } else {
-        snprintf(abs, sizeof abs, "%s", expanded);
+    /* Under `xferprof run` the launcher lists every database it finds in
+     * the manifest; alone, this line is how the user learns the name. */
+    if (note[0] && S.cfg.manifest[0] == '\0')
+        warn("xferprof: %s", note);
+    if (xp_outfile_clear_companions(S.db_path, err, sizeof err) != 0) {
+        warn("xferprof: %s; running unprofiled", err);
+        return false;
     }
-    /* Without %p in the pattern, a second process of the same run would
-     * reuse the name: give it its own file. */
-    if (manifest_has(abs)) {
-        char *dot = strrchr(abs, '.');
-        char *slash = strrchr(abs, '/');
-        char tail[PATH_MAX];
-        if (dot && (!slash || dot > slash)) {
-            snprintf(tail, sizeof tail, "%s", dot);
-            *dot = '\0';
-        } else {
-            tail[0] = '\0';
-        }
-        char with_pid[PATH_MAX];
-        if ((size_t)snprintf(with_pid, sizeof with_pid, "%s-%d%s", abs, (int)S.pid, tail) >=
-            sizeof with_pid)
-            return false;
-        snprintf(abs, sizeof abs, "%s", with_pid);
-    }
-    snprintf(S.db_path, sizeof S.db_path, "%s", abs);
     return true;
-}
-
-static void append_manifest(void)
-{
-    if (S.cfg.manifest[0] == '\0')
-        return;
-    int fd = open(S.cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    char line[PATH_MAX + 64];
-    int n = snprintf(line, sizeof line, "%d %d %s\n", (int)S.pid, (int)getppid(), S.db_path);
-    if (n > 0 && (size_t)n < sizeof line) {
-        ssize_t w = write(fd, line, (size_t)n);
-        (void)w;
-    }
-    close(fd);
 }
 
 /* Starts the session: database, journal, process metadata, ingest thread.
  * Returns the new state. */
 static int start(void)
 {
-    char err[512];
+    /* A set-user-ID or set-group-ID program (or one with file capabilities)
+     * runs with another user's rights: the XFERPROF_* settings of the user
+     * who started it must not choose files for it to replace or append to.
+     * Nothing is read, nothing written, nothing said. */
+    if (getauxval(AT_SECURE))
+        return ST_DISABLED;
+    static char err[2 * PATH_MAX];   /* static: see choose_output */
     S.pid = getpid();
     S.stop = false;
     S.thread_started = false;
@@ -286,13 +252,11 @@ static int start(void)
         warn("xferprof: %s", err);
     uint64_t start_wall = wall_ns();
     uint64_t start_mono = xp_now_ns();
-    if (!choose_path(start_wall))
+    if (!choose_output(start_wall))
         return ST_DISABLED;
-    remove_database(S.db_path);
-    if (xp_ingest_open(S.db_path, &S.ingest, err, sizeof err) != 0) {
-        warn("xferprof: cannot write %s: %s; running unprofiled", S.db_path, err);
-        return ST_DISABLED;
-    }
+    /* The journal first: it says to other processes that the name is
+     * taken; then the database, which replaces an earlier one only once
+     * it is complete. */
     char jpath[PATH_MAX + 8];
     snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
     xp_journal_header h = {.pid = S.pid, .ppid = getppid(), .start_wall_ns = start_wall,
@@ -300,15 +264,20 @@ static int start(void)
     int rc = xp_journal_create(jpath, &h, &S.journal);
     if (rc != 0) {
         warn("xferprof: cannot write %s: %s; running unprofiled", jpath, strerror(rc));
-        xp_ingest_close(S.ingest);
-        remove_database(S.db_path);
+        return ST_DISABLED;
+    }
+    if (xp_outfile_create_db(S.db_path, err, sizeof err) != 0 ||
+        xp_ingest_open(S.db_path, &S.ingest, err, sizeof err) != 0) {
+        warn("xferprof: %s; running unprofiled", err);
+        xp_journal_close(S.journal);
+        unlink(jpath);
         return ST_DISABLED;
     }
     if (xp_journal_open(jpath, &S.reader, err, sizeof err) != 0) {
         warn("xferprof: cannot read back %s: %s; running unprofiled", jpath, err);
         xp_journal_close(S.journal);
         xp_ingest_close(S.ingest);
-        remove_database(S.db_path);
+        xp_outfile_remove(S.db_path);
         return ST_DISABLED;
     }
     put_meta_u64("pid", (uint64_t)S.pid);
@@ -334,7 +303,9 @@ static int start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     S.thread_started = pthread_create(&S.thread, NULL, ingest_main, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    append_manifest();
+    if (S.cfg.manifest[0] && xp_outfile_manifest_add(S.cfg.manifest, S.pid, S.db_path, err,
+                                                     sizeof err) != 0)
+        warn("xferprof: %s", err);
     return ST_ON;
 }
 
@@ -397,6 +368,7 @@ static void on_fork_child(void)
         xp_modules_reset();
     }
     xp_nvtx_after_fork();
+    forked_child = true;
     cached_tid = 0;
     atomic_store(&driver_call_noted, false);
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
