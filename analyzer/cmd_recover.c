@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xp_commands.h"
@@ -64,6 +65,14 @@ static int xp_recover_one(const char *arg)
     db[n] = '\0';
     snprintf(journal, sizeof journal, "%s%s", db, XP_JOURNAL_SUFFIX);
 
+    /* A FIFO or a device would make SQLite, or the journal reader, wait. */
+    struct stat st;
+    if ((stat(db, &st) == 0 && !S_ISREG(st.st_mode)) ||
+        (stat(journal, &st) == 0 && !S_ISREG(st.st_mode))) {
+        fprintf(stderr, "xferprof: %s: not a regular file\n",
+                stat(db, &st) == 0 && !S_ISREG(st.st_mode) ? db : journal);
+        return 2;
+    }
     bool has_journal = access(journal, F_OK) == 0;
     /* xp_recover would create a missing database; for a mistyped name that
      * would leave an empty file behind and claim success. */

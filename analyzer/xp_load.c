@@ -10,6 +10,7 @@
 #include "xp_load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -583,9 +584,21 @@ static int xp_check_header(const char *path, char *err, size_t errlen)
 {
     unsigned char h[100];
     struct stat sb;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
         snprintf(err, errlen, "%s", errno == ENOENT ? "no such database" : strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "not a regular file");
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
         return -1;
     }
     size_t n = fread(h, 1, sizeof h, f);

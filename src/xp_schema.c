@@ -488,6 +488,12 @@ int xp_db_open_write(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
     *out = NULL;
+    /* SQLite would open a FIFO or a device and wait on it for ever. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        set_err(err, errlen, path, "not a regular file");
+        return -1;
+    }
     /* NOFOLLOW: a writer never writes through a symbolic link planted where
      * its database goes (SQLite opens its -wal and -shm that way too). */
     int rc = open_checked(path,

@@ -13,6 +13,8 @@ them (issue 14, items 3, 6, 13 and 16).
             database is whole.
   secure    a set-group-ID program that loads the preload: XFERPROF_OUTPUT
             and XFERPROF_MANIFEST are not read, nothing is written.
+  manifest  an XFERPROF_MANIFEST that cannot be written (/dev/full, a FIFO):
+            the run ends normally and says so.
   sigpipe   a warning written to a stderr nobody reads does not kill the
             program with SIGPIPE.
 """
@@ -113,6 +115,20 @@ with open(os.path.join(d, 'regular-link')) as f:
     check_eq(f.read(), 'old run\n', 'a regular file at -o: its other name keeps the old bytes')
 check_eq(copies_in(reg)[0], 6, 'a regular file at -o: the new run is there')
 check_eq(sorted(x for x in os.listdir(d) if '.new-' in x), [], 'no temporary file left')
+
+# A manifest that cannot be written (item 12): /dev/full, a FIFO nobody
+# reads.  The run ends as without us, says why once, and is recorded.
+fifo_manifest = os.path.join(d, 'manifest-fifo')
+os.mkfifo(fifo_manifest)
+for manifest in ('/dev/full', fifo_manifest):
+    db = os.path.join(d, 'm.db')
+    r = manual_run(args, db, [cap_simple], {'XFERPROF_MANIFEST': manifest})
+    what = 'XFERPROF_MANIFEST=%s' % manifest
+    check_eq(r.rc, 0, what + ': exit status')
+    said = [x for x in r.err.splitlines() if x.startswith('xferprof:')]
+    check(len(said) == 1 and manifest in said[0], what + ': one line says why', r.err)
+    check_eq(copies_in(db)[0], 6, what + ': the run was recorded')
+check(stat.S_ISFIFO(os.lstat(fifo_manifest).st_mode), 'the FIFO manifest is left as it was')
 
 # ---- fork -------------------------------------------------------------------
 for mode, argv, parent_copies, child_copies in (

@@ -27,6 +27,22 @@ empty = os.path.join(d, 'empty.db')
 open(empty, 'w').close()
 bad([empty], [], 'not an xferprof database', 'an empty file')
 bad([os.path.join(d, 'missing.db')], [], 'no such database', 'a missing file')
+# A FIFO, as the database or as its journal: refused at once, never waited
+# on (issue 14 item 9); and `recover` says the same.
+fifo = os.path.join(d, 'fifo.db')
+os.mkfifo(fifo)
+bad([fifo], [], 'not a regular file', 'a FIFO')
+fifo_journal = os.path.join(d, 'fj.db')
+shutil.copy2(good, fifo_journal)
+os.mkfifo(fifo_journal + '.xpj')
+bad([fifo_journal], [], 'not a regular file', 'a FIFO as the pending journal')
+for target in (fifo, fifo_journal):
+    r = run([args.xferprof, 'recover', target], clean_env())
+    check_eq(r.rc, 2, 'recover %s: exit status' % os.path.basename(target))
+    check('not a regular file' in r.err, 'recover %s: says why' % os.path.basename(target),
+          repr(r.err))
+for f in (fifo, fifo_journal, fifo_journal + '.xpj'):
+    os.unlink(f)
 cut = os.path.join(d, 'cut.db')
 with open(good, 'rb') as f:
     data = f.read()
