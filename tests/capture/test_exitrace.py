@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cap_common import *  # noqa: E402,F401,F403
 
-RUNS = int(os.environ.get('XFERPROF_TEST_EXITRACE_RUNS', '8'))   # per mode and way
+RUNS = int(os.environ.get('XFERPROF_TEST_EXITRACE_RUNS', '5'))   # per mode and way
 args = parse_args()
 d = tmpdir('exitrace')
 counts = os.path.join(d, 'counts')
