@@ -200,12 +200,12 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
         scope.site.sp = (uintptr_t)&scope;                                              \
         CUresult rc = real args;                                                        \
         int saved_errno = errno;                                                        \
-        if (scope.recording) {                                                          \
+        if (xp_scope_returned(&scope)) {                                                \
             xp_note_driver_call();                                                      \
             record;                                                                     \
         }                                                                               \
         errno = saved_errno;                                                            \
-        xp_scope_leave();                                                               \
+        xp_scope_leave(&scope);                                                         \
         return rc;                                                                      \
     }                                                                                   \
     XP_DRV_EXPORT(name)

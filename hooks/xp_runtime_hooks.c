@@ -113,10 +113,10 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
         cudaError_t rc = real args;                                                     \
         int saved_errno = errno;                                                        \
         always;                                                                         \
-        if (scope.recording)                                                            \
+        if (xp_scope_returned(&scope))                                                  \
             record;                                                                     \
         errno = saved_errno;                                                            \
-        xp_scope_leave();                                                               \
+        xp_scope_leave(&scope);                                                         \
         return rc;                                                                      \
     }
 

@@ -333,6 +333,16 @@ bool xp_engine_ready(void)
     return s == ST_ON;
 }
 
+bool xp_engine_enter(void)
+{
+    if (__builtin_expect(xp_engine_ready(), 1))
+        return xp_inflight_enter();
+    /* A call the program makes while we stop is a call we do not record. */
+    if (atomic_load_explicit(&state, memory_order_relaxed) == ST_STOPPING)
+        xp_inflight_refused();
+    return false;
+}
+
 xp_journal *xp_engine_journal(void)
 {
     return xp_engine_ready() ? S.journal : NULL;
@@ -369,6 +379,7 @@ static void on_fork_child(void)
     }
     xp_nvtx_after_fork();
     forked_child = true;
+    xp_inflight_after_fork();
     cached_tid = 0;
     atomic_store(&driver_call_noted, false);
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
@@ -381,13 +392,26 @@ __attribute__((constructor)) static void xp_engine_load(void)
     pthread_atfork(NULL, NULL, on_fork_child);
 }
 
+/* How long exit waits for calls in flight (a thread inside a copy or a
+ * synchronization) before cutting them off and counting them as lost. */
+#define XP_EXIT_WAIT_NS (500ull * 1000 * 1000)
+
+/* At exit, other threads may still be inside hooked calls, and may return
+ * while this runs or after it: nothing they can reach is freed or unmapped
+ * (the journal stays mapped until the process is gone), and their records
+ * are either in the database or counted as lost, in flight at exit. */
 __attribute__((destructor)) static void xp_engine_unload(void)
 {
+    /* First, before any store: after vfork() a child that calls exit() runs
+     * this in its parent's memory, where the session is the parent's. */
+    if (S.pid != getpid())
+        return;
     int expected = ST_ON;
-    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING) || S.pid != getpid())
+    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
         return;
     int saved = errno;
     xp_depth++;
+    xp_inflight_close();
     if (S.thread_started) {
         pthread_mutex_lock(&S.stop_lock);
         S.stop = true;
@@ -395,6 +419,7 @@ __attribute__((destructor)) static void xp_engine_unload(void)
         pthread_mutex_unlock(&S.stop_lock);
         pthread_join(S.thread, NULL);
     }
+    uint64_t in_flight = xp_inflight_cut_off(XP_EXIT_WAIT_NS);
     xp_modules_scan(S.journal);
     put_meta_u64("end_wall_ns", wall_ns());
     char err[512];
@@ -402,9 +427,15 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     if (xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err) == 0) {
         if (lost)
             xp_ingest_add_lost(S.ingest, lost, "the journal could not grow (disk full?)");
+        if (in_flight) {
+            char why[96];
+            snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);
+            xp_ingest_add_lost(S.ingest, in_flight, why);
+        }
         xp_ingest_close(S.ingest);
         xp_journal_reader_close(S.reader);
-        xp_journal_close(S.journal);
+        /* The writer is left open and mapped: a thread cut off above, or a
+         * call made after this, may still look at it. */
         char jpath[PATH_MAX + 8];
         snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
         unlink(jpath);

@@ -12,6 +12,7 @@
 
 #include "xp_api.h"
 #include "xp_format.h"
+#include "xp_inflight.h"
 #include "xp_stack.h"
 
 /* Nesting depth of hooked calls on this thread: a runtime call that reaches
@@ -33,19 +34,35 @@ static inline uint64_t xp_now_ns(void)
 }
 
 /* True when this call is to be recorded: the profiler is on (initialized on
- * first use), not stopping, and this is not a nested call. */
+ * first use) and not stopping. */
 bool xp_engine_ready(void);
+
+/* xp_engine_ready for a hooked call, which is then counted in flight until
+ * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off. */
+bool xp_engine_enter(void);
 
 static inline void xp_scope_enter(xp_scope *s)
 {
-    s->recording = xp_depth == 0 && xp_engine_ready();
+    s->recording = xp_depth == 0 && xp_engine_enter();
     xp_depth++;
     s->start_ns = s->recording ? xp_now_ns() : 0;
 }
 
-static inline void xp_scope_leave(void)
+/* After the real call returned: whether to write its records.  False when
+ * the call is not recorded, or when the process's exit cut it off while it
+ * ran (it was then counted as lost, and the journal may be gone). */
+static inline bool xp_scope_returned(xp_scope *s)
+{
+    if (s->recording && !xp_inflight_returned())
+        s->recording = false;
+    return s->recording;
+}
+
+static inline void xp_scope_leave(const xp_scope *s)
 {
     xp_depth--;
+    if (s->recording)
+        xp_inflight_leave();
 }
 
 /* The calling thread's current device, as last set through cudaSetDevice. */
