@@ -345,10 +345,11 @@ static int xp_sym_cache_read(struct xp_sym *S)
         return code == SQLITE_ERROR ? 0 : xp_sym_fail(S, code);
     }
     struct xp_link chain[XP_INLINE_MAX];
-    const char *path = NULL, *bid = NULL; /* the current key, in the arena */
+    char path[4096], bid[2 * 64 + 1]; /* the current key, when have */
     uint64_t off = 0;
     size_t n = 0;
-    bool broken = false; /* a depth missing or too deep: the key answers nothing */
+    bool have = false;
+    bool broken = false; /* a depth missing, too deep, a key too long: it answers nothing */
     int rc;
     do {
         rc = sqlite3_step(st);
@@ -360,7 +361,7 @@ static int xp_sym_cache_read(struct xp_sym *S)
                 continue;
         }
         uint64_t roff = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 2) : 0;
-        if (path && !(rc == SQLITE_ROW && off == roff && strcmp(path, rpath) == 0 &&
+        if (have && !(rc == SQLITE_ROW && off == roff && strcmp(path, rpath) == 0 &&
                       strcmp(bid, rbid) == 0)) {
             /* The key is complete: give it to the addresses it answers (the
              * same file may be loaded at several biases: dlopen again). */
@@ -371,14 +372,14 @@ static int xp_sym_cache_read(struct xp_sym *S)
                 if (a && a->used && !a->resolved)
                     xp_addr_set_chain(S, a, chain, n);
             }
-            path = NULL;
+            have = false;
         }
         if (rc != SQLITE_ROW)
             break;
-        if (!path) {
-            path = xp_arena_strdup(S, rpath), bid = xp_arena_strdup(S, rbid), off = roff;
-            n = 0;
-            broken = !path || !bid;
+        if (!have) {
+            have = true, n = 0, off = roff;
+            broken = (size_t)snprintf(path, sizeof path, "%s", rpath) >= sizeof path ||
+                     (size_t)snprintf(bid, sizeof bid, "%s", rbid) >= sizeof bid;
         }
         if (sqlite3_column_int64(st, 3) != (int64_t)n || n == XP_INLINE_MAX)
             broken = true;
