@@ -75,8 +75,10 @@ static void xp_dh_pair(FILE *f, const struct xp_diff_stats *base, double vb,
 
 static void xp_dh_frames_title(FILE *f, const struct xp_diff_frame *fr, size_t n)
 {
-    char buf[512];
+    char buf[1024];
     for (size_t i = 0; i < n && i < 16; i++) {
+        if (i && fr[i - 1].inlined)
+            fputs("inlined into ", f);
         xp_html_text(f, xp_diff_fmt_frame(&fr[i], buf, sizeof buf));
         fputs("&#10;", f);
     }
@@ -84,7 +86,7 @@ static void xp_dh_frames_title(FILE *f, const struct xp_diff_frame *fr, size_t n
 
 static void xp_dh_sites(FILE *f, const struct xp_diff *d)
 {
-    char buf[512];
+    char buf[1024];
     fprintf(f, "<section id=\"sites\">\n<h2>Call sites (%zu)</h2>\n", d->n_sites);
     if (!d->n_sites) {
         fputs("<p class=\"note\">No copies on either side.</p>\n</section>\n", f);
@@ -124,7 +126,7 @@ static void xp_dh_sites(FILE *f, const struct xp_diff *d)
 static void xp_dh_findings(FILE *f, const struct xp_diff *d)
 {
     static const char *const kinds[] = {"appeared", "disappeared", "changed"};
-    char buf[512];
+    char buf[1024];
     fprintf(f, "<section id=\"findings\">\n<h2>Findings</h2>\n");
     if (!d->n_findings)
         fputs("<p class=\"note\">The same findings on both sides.</p>\n", f);
@@ -142,7 +144,7 @@ static void xp_dh_findings(FILE *f, const struct xp_diff *d)
                     kinds[k], kinds[k], kinds[k]);
             xp_html_text(f, x->rule);
             fputs("</code> at <code>", f);
-            xp_html_text(f, x->n_frames ? xp_diff_fmt_frame(&x->frames[0], buf, sizeof buf) : "(no site)");
+            xp_html_text(f, xp_diff_fmt_site(x->frames, x->n_frames, "(no site)", buf, sizeof buf));
             fprintf(f, "</code>: %llu time(s), ", (unsigned long long)v->count);
             xp_html_text(f, xp_diff_fmt_bytes((double)v->bytes, buf, sizeof buf));
             if (k == XP_DF_CHANGED) {
@@ -153,6 +155,8 @@ static void xp_dh_findings(FILE *f, const struct xp_diff *d)
             fputs("</summary>\n<div>\n<ol class=\"frames mono\">\n", f);
             for (size_t n = 0; n < x->n_frames; n++) {
                 fputs("<li>", f);
+                if (n && x->frames[n - 1].inlined)
+                    fputs("<span class=\"note\">inlined into</span> ", f);
                 xp_html_text(f, xp_diff_fmt_frame(&x->frames[n], buf, sizeof buf));
                 fputs("</li>\n", f);
             }

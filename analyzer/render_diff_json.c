@@ -51,6 +51,10 @@ static void xp_dj_frames(struct xp_json *j, const struct xp_diff_frame *f, size_
         xp_json_object(j);
         xp_json_key(j, "function");
         xp_json_str(j, f[i].function);
+        xp_json_key(j, "demangled");
+        xp_json_str(j, f[i].function && f[i].demangled ? f[i].demangled : f[i].function);
+        xp_json_key(j, "inlined");
+        xp_json_bool(j, f[i].inlined);
         xp_json_key(j, "file");
         xp_json_str(j, f[i].file);
         xp_json_key(j, "line");

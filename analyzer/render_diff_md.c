@@ -54,7 +54,7 @@ static void xp_dm_stat(FILE *f, const struct xp_diff_stats *s, bool bytes)
 
 int xp_render_diff_md(FILE *f, const struct xp_diff *d, const struct xp_diff_inputs *in)
 {
-    char buf[512];
+    char buf[1024];
     fprintf(f, "## xferprof diff\n\n");
     fprintf(f, "Base: %zu process%s, new: %zu process%s. By %s, threshold %g%%. "
                "Sites matched: %zu exact, %zu approximate, %zu gone, %zu new. "
@@ -104,7 +104,7 @@ int xp_render_diff_md(FILE *f, const struct xp_diff *d, const struct xp_diff_inp
             const struct xp_diff_finding *fd = &d->findings[i];
             const struct xp_diff_finding_side *v = fd->kind == XP_DF_DISAPPEARED ? &fd->base : &fd->new_;
             fprintf(f, "| %s | `%s` | `", kinds[fd->kind], fd->rule);
-            xp_dm_cell(f, fd->n_frames ? xp_diff_fmt_frame(&fd->frames[0], buf, sizeof buf) : "(no site)");
+            xp_dm_cell(f, xp_diff_fmt_site(fd->frames, fd->n_frames, "(no site)", buf, sizeof buf));
             fprintf(f, "` | %llu | %llu |\n", (unsigned long long)v->count, (unsigned long long)v->bytes);
         }
     }

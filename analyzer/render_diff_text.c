@@ -78,7 +78,7 @@ static void xp_dt_stats(FILE *f, const char *side, const struct xp_diff_stats *s
 int xp_render_diff_text(FILE *f, const struct xp_diff *d, const struct xp_diff_inputs *in,
                         bool color)
 {
-    char buf[512];
+    char buf[1024];
     fprintf(f, "xferprof diff: base %zu process%s (%zu database%s), new %zu process%s (%zu database%s)\n",
             d->base_procs, d->base_procs == 1 ? "" : "es", in->n_base_dbs,
             in->n_base_dbs == 1 ? "" : "s", d->new_procs, d->new_procs == 1 ? "" : "es",
@@ -109,7 +109,8 @@ int xp_render_diff_text(FILE *f, const struct xp_diff *d, const struct xp_diff_i
         /* Numbers for what changed; an unchanged site is one line. */
         if (s->cls != XP_DC_UNCHANGED) {
             for (size_t k = 1; k < s->n_frames && k < 4; k++)
-                fprintf(f, "      from %s\n", xp_diff_fmt_frame(&s->frames[k], buf, sizeof buf));
+                fprintf(f, "      %s %s\n", s->frames[k - 1].inlined ? "inlined into" : "from",
+                        xp_diff_fmt_frame(&s->frames[k], buf, sizeof buf));
             xp_dt_stats(f, "base", s->base);
             xp_dt_stats(f, "new", s->new_);
         }
@@ -119,8 +120,7 @@ int xp_render_diff_text(FILE *f, const struct xp_diff *d, const struct xp_diff_i
         fprintf(f, "\nFindings\n");
     for (size_t i = 0; i < d->n_findings; i++) {
         const struct xp_diff_finding *fd = &d->findings[i];
-        const char *where = fd->n_frames ? xp_diff_fmt_frame(&fd->frames[0], buf, sizeof buf)
-                                         : "(no site)";
+        const char *where = xp_diff_fmt_site(fd->frames, fd->n_frames, "(no site)", buf, sizeof buf);
         fprintf(f, "  %-11s %s at %s", kinds[fd->kind], fd->rule, where);
         if (fd->kind == XP_DF_CHANGED)
             fprintf(f, ": count %llu -> %llu, bytes %llu -> %llu",

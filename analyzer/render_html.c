@@ -143,8 +143,8 @@ static int64_t xp_site_id(struct xp_strtab *t, const struct xp_process *p, struc
         return -1;
     size_t k = (size_t)(st - p->stacks);
     if (h->site_id[k] == -2) {
-        char buf[512];
-        h->site_id[k] = xp_str_id(t, xp_fmt_frame(&st->frames[0], buf, sizeof buf));
+        char buf[1024];
+        h->site_id[k] = xp_str_id(t, xp_fmt_site(st, buf, sizeof buf));
     }
     return h->site_id[k];
 }
@@ -636,6 +636,8 @@ static void xp_h_frames(FILE *f, const struct xp_process *p, uint32_t stack_id)
     fputs("<ol class=\"frames mono\">\n", f);
     for (uint32_t i = 0; i < st->nframes && i < XP_HTML_FRAMES; i++) {
         fputs("<li>", f);
+        if (i && st->frames[i - 1].inlined)
+            fputs("<span class=\"note\">inlined into</span> ", f);
         xp_html_text(f, xp_fmt_frame(&st->frames[i], buf, sizeof buf));
         fputs("</li>\n", f);
     }
@@ -647,9 +649,9 @@ static void xp_h_frames(FILE *f, const struct xp_process *p, uint32_t stack_id)
 static void xp_h_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_id)
 {
     const struct xp_stack *st = xp_site_stack(p, stack_id);
-    char buf[512];
+    char buf[1024];
     fputs("<td class=\"mono\">", f);
-    xp_html_text(f, st && st->nframes ? xp_fmt_frame(&st->frames[0], buf, sizeof buf) : "(no stack)");
+    xp_html_text(f, xp_fmt_site(st, buf, sizeof buf));
     fputs("</td>", f);
 }
 

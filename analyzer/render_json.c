@@ -12,6 +12,8 @@ static void xp_j_frames(struct xp_json *j, const struct xp_process *p, uint32_t 
         const struct xp_frame *f = &st->frames[i];
         xp_json_object(j);
         xp_json_key(j, "function"), xp_json_str(j, f->function);
+        xp_json_key(j, "demangled"), xp_json_str(j, xp_frame_name(f));
+        xp_json_key(j, "inlined"), xp_json_bool(j, f->inlined);
         xp_json_key(j, "file"), xp_json_str(j, f->file);
         xp_json_key(j, "line");
         if (f->line > 0)

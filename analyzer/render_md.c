@@ -49,16 +49,16 @@ static void xp_md_totals(FILE *f, const struct xp_totals *t)
     fprintf(f, "\n\n");
 }
 
-/* The call site's first frame, in backticks. */
+/* The call site (xp_fmt_site), in backticks. */
 static void xp_md_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_id)
 {
     const struct xp_stack *s = xp_site_stack(p, stack_id);
-    char buf[512], cell[540];
+    char buf[1024], cell[1040];
     if (!s || !s->nframes) {
         xp_md_cell(f, "(no stack)");
         return;
     }
-    snprintf(cell, sizeof cell, "`%s`", xp_fmt_frame(&s->frames[0], buf, sizeof buf));
+    snprintf(cell, sizeof cell, "`%s`", xp_fmt_site(s, buf, sizeof buf));
     xp_md_cell(f, cell);
 }
 

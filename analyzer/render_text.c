@@ -46,17 +46,39 @@ const char *xp_fmt_gbps(double gbps, char *buf, size_t n)
 
 const char *xp_fmt_frame(const struct xp_frame *f, char *buf, size_t n)
 {
-    if (f->function && f->file) {
+    const char *name = xp_frame_name(f);
+    if (name && f->file) {
         const char *slash = strrchr(f->file, '/');
-        snprintf(buf, n, "%s (%s:%d)", f->function, slash ? slash + 1 : f->file, f->line);
-    } else if (f->function) {
-        snprintf(buf, n, "%s (%s)", f->function, f->module ? f->module : "?");
+        snprintf(buf, n, "%s (%s:%d)", name, slash ? slash + 1 : f->file, f->line);
+    } else if (name) {
+        snprintf(buf, n, "%s (%s)", name, f->module ? f->module : "?");
     } else if (f->module) {
         snprintf(buf, n, "%s+0x%" PRIx64, f->module, f->offset);
     } else {
         snprintf(buf, n, "0x%" PRIx64, f->addr);
     }
     return buf;
+}
+
+const char *xp_fmt_site(const struct xp_stack *s, char *buf, size_t n)
+{
+    if (!s || !s->nframes) {
+        snprintf(buf, n, "(no stack)");
+        return buf;
+    }
+    xp_fmt_frame(&s->frames[0], buf, n);
+    if (s->frames[0].inlined && s->nframes > 1) {
+        size_t used = strlen(buf);
+        char caller[512];
+        snprintf(buf + used, n - used, " inlined into %s",
+                 xp_fmt_frame(&s->frames[1], caller, sizeof caller));
+    }
+    return buf;
+}
+
+const char *xp_frame_label(const struct xp_stack *s, uint32_t i)
+{
+    return i == 0 ? "at " : s->frames[i - 1].inlined ? "inlined into " : "called from ";
 }
 
 const struct xp_stack *xp_site_stack(const struct xp_process *p, uint32_t stack_id)
@@ -89,7 +111,7 @@ static void xp_t_frames(FILE *f, const struct xp_process *p, uint32_t stack_id, 
         return;
     }
     for (uint32_t i = 0; i < s->nframes && i < XP_TEXT_FRAMES; i++)
-        fprintf(f, "%s%s%s\n", indent, i ? "called from " : "at ",
+        fprintf(f, "%s%s%s\n", indent, xp_frame_label(s, i),
                 xp_fmt_frame(&s->frames[i], buf, sizeof buf));
     if (s->nframes > XP_TEXT_FRAMES)
         fprintf(f, "%s%s... %u more frames%s\n", indent, st->dim, s->nframes - XP_TEXT_FRAMES, st->off);

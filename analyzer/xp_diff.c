@@ -252,8 +252,10 @@ static size_t xp_stack_key(const struct xp_process *p, uint32_t stack_id, bool i
             continue;
         out[n] = (struct xp_diff_frame){
             .module = xp_basename0(fr->module), .function = fr->function,
+            .demangled = fr->function ? xp_frame_name(fr) : NULL,
             .file = fr->function ? xp_basename0(fr->file) : NULL,
-            .line = fr->function ? fr->line : 0, .offset = fr->offset, .addr = fr->addr};
+            .line = fr->function ? fr->line : 0, .inlined = fr->inlined, .offset = fr->offset,
+            .addr = fr->addr};
         if (innermost_function) {
             out[n].file = NULL;
             out[n].line = 0;
@@ -1122,13 +1124,30 @@ const char *xp_diff_fmt_pct(double base, double new_, char *buf, size_t n)
 
 const char *xp_diff_fmt_frame(const struct xp_diff_frame *f, char *buf, size_t n)
 {
-    if (f->function && f->file && f->line > 0)
-        snprintf(buf, n, "%s (%s:%d) [%s]", f->function, f->file, f->line,
-                 f->module ? f->module : "?");
-    else if (f->function)
-        snprintf(buf, n, "%s [%s]", f->function, f->module ? f->module : "?");
+    const char *name = f->demangled ? f->demangled : f->function;
+    if (name && f->file && f->line > 0)
+        snprintf(buf, n, "%s (%s:%d) [%s]", name, f->file, f->line, f->module ? f->module : "?");
+    else if (name)
+        snprintf(buf, n, "%s [%s]", name, f->module ? f->module : "?");
     else
         snprintf(buf, n, "%s+0x%llx", f->module ? f->module : "?", (unsigned long long)f->offset);
+    return buf;
+}
+
+const char *xp_diff_fmt_site(const struct xp_diff_frame *f, size_t nframes, const char *none,
+                             char *buf, size_t n)
+{
+    if (!nframes) {
+        snprintf(buf, n, "%s", none);
+        return buf;
+    }
+    xp_diff_fmt_frame(&f[0], buf, n);
+    if (f[0].inlined && nframes > 1) {
+        size_t used = strlen(buf);
+        char caller[512];
+        snprintf(buf + used, n - used, " inlined into %s",
+                 xp_diff_fmt_frame(&f[1], caller, sizeof caller));
+    }
     return buf;
 }
 
@@ -1136,9 +1155,7 @@ const char *xp_diff_site_label(const struct xp_diff_site *s, char *buf, size_t n
 {
     if (s->range)
         snprintf(buf, n, "%s", s->range);
-    else if (s->n_frames == 0)
-        snprintf(buf, n, "(no stack)");
     else
-        xp_diff_fmt_frame(&s->frames[0], buf, n);
+        xp_diff_fmt_site(s->frames, s->n_frames, "(no stack)", buf, n);
     return buf;
 }

@@ -46,8 +46,11 @@ void xp_diff_options_default(struct xp_diff_options *o);
  * (addr is kept for rendering only).  Strings point into the processes'
  * symbol caches, so a diff lives no longer than its reports. */
 struct xp_diff_frame {
-    const char *module, *function, *file; /* NULL when unknown */
+    const char *module, *function, *file; /* NULL when unknown; function as the object
+                                           * names it (mangled), what matching compares */
+    const char *demangled;                /* shown, never matched on (NULL: function) */
     int line;
+    bool inlined;                         /* inlined into the next frame (shown only) */
     uint64_t offset, addr;
 };
 
@@ -143,8 +146,13 @@ const char *xp_diff_fmt_ns(double v, char *buf, size_t n);
 const char *xp_diff_fmt_metric(const struct xp_diff_metric *m, bool new_side, char *buf, size_t n);
 /* "+12.5%", "n/a" (base zero), into buf. */
 const char *xp_diff_fmt_pct(double base, double new_, char *buf, size_t n);
-/* A frame as "function (file:line) [module]" or "module+0x1234". */
+/* A frame as "function (file:line) [module]" or "module+0x1234", the
+ * function demangled. */
 const char *xp_diff_fmt_frame(const struct xp_diff_frame *f, char *buf, size_t n);
+/* A site on one line: its first frame, and when that one is inlined,
+ * " inlined into " the next; none when there is no frame. */
+const char *xp_diff_fmt_site(const struct xp_diff_frame *f, size_t nframes, const char *none,
+                             char *buf, size_t n);
 /* The site's label: its innermost frame, or its range. */
 const char *xp_diff_site_label(const struct xp_diff_site *s, char *buf, size_t n);
 

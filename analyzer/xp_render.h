@@ -32,8 +32,16 @@ int xp_render_html(FILE *f, const struct xp_summary *s);
 const char *xp_fmt_bytes(uint64_t bytes, char *buf, size_t n);
 const char *xp_fmt_ns(int64_t ns, char *buf, size_t n);
 const char *xp_fmt_gbps(double gbps, char *buf, size_t n);
-/* "function (file:line)", "function (module)" or "module+0xoff". */
+/* "function (file:line)", "function (module)" or "module+0xoff"; the
+ * function demangled. */
 const char *xp_fmt_frame(const struct xp_frame *f, char *buf, size_t n);
+/* A call site on one line: its first frame, and when that one is inlined,
+ * " inlined into " the function it was inlined into at the call's line;
+ * "(no stack)" when s is NULL or empty. */
+const char *xp_fmt_site(const struct xp_stack *s, char *buf, size_t n);
+/* How frame i of s is introduced in a list of frames: "at " (the first),
+ * "inlined into " (after an inlined one) or "called from ". */
+const char *xp_frame_label(const struct xp_stack *s, uint32_t i);
 
 /* The stack of a site or finding: NULL when none or unknown. */
 const struct xp_stack *xp_site_stack(const struct xp_process *p, uint32_t stack_id);

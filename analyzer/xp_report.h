@@ -99,17 +99,31 @@ struct xp_nvtx_range {
     bool push;              /* push/pop (thread-bound) vs start/end */
 };
 
-/* A symbolized frame.  Strings are owned by the process's symbol cache. */
+/* A symbolized frame.  Strings are owned by the process's symbol cache.
+ * A return address inside inlined code gives several frames, innermost
+ * first, all with the same addr: each but the last is `inlined` into the
+ * function of the frame after it, whose line is then the line of the call. */
 struct xp_frame {
     uint64_t addr;
     const char *module;     /* basename of the object, NULL if no module contains addr */
     const char *module_path;
     uint64_t offset;        /* addr - module load bias (file virtual address) */
-    const char *function;   /* NULL when unknown */
+    const char *function;   /* as the object names it (C++: mangled), what matching compares;
+                             * NULL when unknown */
+    const char *demangled;  /* what people read (function itself when not mangled); NULL
+                             * when function is, or when a frame was built by hand */
     const char *file;       /* NULL when no debug info */
     int line;               /* 0 when unknown */
+    bool inlined;           /* inlined into the next frame's function */
     bool internal;          /* inside libcudart/libcuda/libxferprof: left out of call sites */
 };
+
+/* The name a frame shows: demangled, else as the object names it (NULL
+ * when unknown). */
+static inline const char *xp_frame_name(const struct xp_frame *f)
+{
+    return f->demangled ? f->demangled : f->function;
+}
 
 /* A stack's frames, the internal ones already left out. */
 struct xp_stack {

@@ -6,11 +6,22 @@
  * and offset, so a cached name is right even after the file is gone), then
  * with libdw in the module file, reported offline at its recorded bias.  A
  * file that is gone or whose build id differs from the recorded one gives
- * module+offset only: a name from another build would be a wrong name. */
+ * module+offset only: a name from another build would be a wrong name.
+ *
+ * An address inside code inlined by the compiler is the inline chain that
+ * DWARF describes (the innermost function at its own line, then each
+ * function it was inlined into at the line of the call), so that a site is
+ * named after the function the source shows it in.  Names are never
+ * guessed: a function only when the address is inside its DWARF scope or
+ * inside [st_value, st_value + st_size) of its symbol, a line only from the
+ * line table of a compile unit that covers the address. */
 #include "xp_symbols.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +50,31 @@ struct xp_module {
     const char *frame_path, *frame_name;
 };
 
+/* One function of an address's inline chain (strings in the arena). */
+struct xp_link {
+    const char *function;   /* as the object names it (mangled), NULL when unknown */
+    const char *demangled;
+    const char *file;
+    int line;
+};
+
+/* Deepest inline chain kept: the outer callers of a deeper one are lost
+ * (compilers stop far earlier; this bounds what a corrupt file can make). */
+#define XP_INLINE_MAX 32
+
+/* The symbolizer's version in symbols.symbolizer: rows without it (NULL)
+ * were written by an analyzer without inline chains or the rules above,
+ * and are resolved again. */
+#define XP_SYMBOLIZER_VERSION 2
+
 /* One distinct address of the stacks. */
 struct xp_addr {
     uint64_t addr;
     int module;             /* index into modules, -1 when none contains addr */
-    const char *function, *file;
-    int line;
+    struct xp_link *chain;  /* in the arena, innermost first; NULL when nothing is known */
+    uint32_t n_chain;
     bool used, resolved;
+    bool looked_up;         /* by libdw in this run (not from the cache): to be cached */
 };
 
 struct xp_sym {
@@ -65,13 +94,13 @@ bool xp_symbols_internal(const char *module)
     return module && (strncmp(module, "libcuda", 7) == 0 || strncmp(module, "libxferprof", 11) == 0);
 }
 
-static const char *xp_arena_strdup(struct xp_sym *S, const char *s)
+/* n bytes of the arena, aligned for any object; NULL when out of memory. */
+static void *xp_arena_alloc(struct xp_sym *S, size_t n)
 {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
+    const size_t align = _Alignof(max_align_t);
     struct xp_arena_chunk *c = *S->arena;
-    if (!c || c->size - c->used < n) {
+    size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+    if (!c || at > c->size || c->size - at < n) {
         size_t size = n > 16384 ? n : 16384;
         struct xp_arena_chunk *fresh = malloc(sizeof *fresh + size);
         if (!fresh)
@@ -80,11 +109,57 @@ static const char *xp_arena_strdup(struct xp_sym *S, const char *s)
         fresh->used = 0;
         fresh->size = size;
         *S->arena = c = fresh;
+        at = 0;
     }
-    char *out = c->data + c->used;
-    memcpy(out, s, n);
-    c->used += n;
+    c->used = at + n;
+    return c->data + at;
+}
+
+static const char *xp_arena_strdup(struct xp_sym *S, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *out = xp_arena_alloc(S, n);
+    if (out)
+        memcpy(out, s, n);
     return out;
+}
+
+/* libstdc++'s demangler (<cxxabi.h> is C++ only): a malloc'd string, or NULL
+ * with *status != 0 when name is not a mangled name. */
+extern char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status);
+
+/* The name people read: only "_Z..." names are demangled, since the
+ * demangler also accepts a plain C name such as "f" (as the type float). */
+static const char *xp_demangle(struct xp_sym *S, const char *raw)
+{
+    if (!raw || strncmp(raw, "_Z", 2) != 0)
+        return raw;
+    int status = -1;
+    char *d = __cxa_demangle(raw, NULL, NULL, &status);
+    const char *out = status == 0 && d ? xp_arena_strdup(S, d) : NULL;
+    free(d);
+    return out ? out : raw;
+}
+
+/* Sets a's chain to a copy of the n links of chain, whose strings are in
+ * the arena already, and demangles its names.  Out of memory leaves a
+ * without names. */
+static void xp_addr_set_chain(struct xp_sym *S, struct xp_addr *a, const struct xp_link *chain,
+                              size_t n)
+{
+    a->resolved = true;
+    a->chain = n ? xp_arena_alloc(S, n * sizeof *a->chain) : NULL;
+    if (!a->chain)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        a->chain[i] = chain[i];
+        a->chain[i].demangled = xp_demangle(S, chain[i].function);
+        if (!chain[i].file)
+            a->chain[i].line = 0;
+    }
+    a->n_chain = (uint32_t)n;
 }
 
 void xp_symbols_free(struct xp_process *p)
@@ -250,36 +325,71 @@ oom:
     return -1;
 }
 
-/* Answers what the cache knows.  A missing table is an empty cache. */
+/* Answers what the cache knows: each key's row of `symbols` (the innermost
+ * function) and its rows of `symbol_inlines` (depth 1, 2, ...: the functions
+ * it is inlined into), read in key and depth order.  A cache without them
+ * (none yet, or written by an older analyzer) answers nothing. */
 static int xp_sym_cache_read(struct xp_sym *S)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(S->db, "SELECT module_path, build_id, offset, function, file, line "
-                                  "FROM symbols", -1, &st, NULL) != SQLITE_OK) {
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT module_path, build_id, offset, 0, function, file, line FROM symbols "
+             "WHERE symbolizer = %d UNION ALL "
+             "SELECT module_path, build_id, offset, depth, function, file, line FROM symbol_inlines "
+             "ORDER BY 1, 2, 3, 4",
+             XP_SYMBOLIZER_VERSION);
+    if (sqlite3_prepare_v2(S->db, sql, -1, &st, NULL) != SQLITE_OK) {
         int code = sqlite3_errcode(S->db) & 0xff;
         sqlite3_finalize(st);
         return code == SQLITE_ERROR ? 0 : xp_sym_fail(S, code);
     }
+    struct xp_link chain[XP_INLINE_MAX];
+    char path[4096], bid[2 * 64 + 1]; /* the current key, when have */
+    uint64_t off = 0;
+    size_t n = 0;
+    bool have = false;
+    bool broken = false; /* a depth missing, too deep, a key too long: it answers nothing */
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *path = (const char *)sqlite3_column_text(st, 0);
-        const char *bid = (const char *)sqlite3_column_text(st, 1);
-        uint64_t off = (uint64_t)sqlite3_column_int64(st, 2);
-        if (!path || !bid || !*bid)
-            continue;
-        /* The same file may be loaded at several biases (dlopen again). */
-        for (size_t m = 0; m < S->n_mods; m++) {
-            if (strcmp(S->mods[m].path, path) != 0 || strcmp(S->mods[m].build_id, bid) != 0)
+    do {
+        rc = sqlite3_step(st);
+        const char *rpath = NULL, *rbid = NULL;
+        if (rc == SQLITE_ROW) {
+            rpath = (const char *)sqlite3_column_text(st, 0);
+            rbid = (const char *)sqlite3_column_text(st, 1);
+            if (!rpath || !rbid || !*rbid)
                 continue;
-            struct xp_addr *a = xp_addr_find(S, S->mods[m].base + off);
-            if (!a || !a->used || a->resolved)
-                continue;
-            a->function = xp_arena_strdup(S, (const char *)sqlite3_column_text(st, 3));
-            a->file = xp_arena_strdup(S, (const char *)sqlite3_column_text(st, 4));
-            a->line = sqlite3_column_int(st, 5);
-            a->resolved = true;
         }
-    }
+        uint64_t roff = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 2) : 0;
+        if (have && !(rc == SQLITE_ROW && off == roff && strcmp(path, rpath) == 0 &&
+                      strcmp(bid, rbid) == 0)) {
+            /* The key is complete: give it to the addresses it answers (the
+             * same file may be loaded at several biases: dlopen again). */
+            for (size_t m = 0; !broken && m < S->n_mods; m++) {
+                if (strcmp(S->mods[m].path, path) != 0 || strcmp(S->mods[m].build_id, bid) != 0)
+                    continue;
+                struct xp_addr *a = xp_addr_find(S, S->mods[m].base + off);
+                if (a && a->used && !a->resolved)
+                    xp_addr_set_chain(S, a, chain, n);
+            }
+            have = false;
+        }
+        if (rc != SQLITE_ROW)
+            break;
+        if (!have) {
+            have = true, n = 0, off = roff;
+            broken = (size_t)snprintf(path, sizeof path, "%s", rpath) >= sizeof path ||
+                     (size_t)snprintf(bid, sizeof bid, "%s", rbid) >= sizeof bid;
+        }
+        if (sqlite3_column_int64(st, 3) != (int64_t)n || n == XP_INLINE_MAX)
+            broken = true;
+        if (broken)
+            continue;
+        chain[n++] = (struct xp_link){
+            .function = xp_arena_strdup(S, (const char *)sqlite3_column_text(st, 4)),
+            .file = xp_arena_strdup(S, (const char *)sqlite3_column_text(st, 5)),
+            .line = sqlite3_column_int(st, 6)};
+    } while (rc == SQLITE_ROW);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : xp_sym_fail(S, rc);
 }
@@ -329,86 +439,228 @@ static void xp_module_open(struct xp_sym *S, struct xp_module *m)
     m->usable = true;
 }
 
-/* libdw's answer for a return address: the call is the instruction before
- * it, so addr - 1 is looked up (the return address may already be the next
- * line, or the next function after a noreturn call). */
-static void xp_addr_lookup(struct xp_sym *S, struct xp_module *m, struct xp_addr *a)
+/* A DIE's name as the object names it: the linkage name (mangled C++) where
+ * there is one, else DW_AT_name, each also through the abstract origin of
+ * an inlined or out-of-line instance and the declaration it specifies. */
+static const char *xp_die_name(Dwarf_Die *die)
 {
-    uint64_t pc = a->addr ? a->addr - 1 : 0;
+    static const unsigned attrs[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        Dwarf_Attribute at;
+        const char *s = dwarf_formstring(dwarf_attr_integrate(die, attrs[i], &at));
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* The compile unit whose ranges cover pc (a DWARF address), or NULL: only
+ * its line table may give pc a line. */
+static Dwarf_Die *xp_cu_of(struct xp_module *m, uint64_t pc, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, bias);
+    return cu && dwarf_haspc(cu, pc - *bias) > 0 ? cu : NULL;
+}
+
+/* The inline chain at pc from DWARF into out (up to cap links, strings
+ * libdw's): the innermost function with the line table's line for pc, then,
+ * for each DW_TAG_inlined_subroutine on the way out, the function around it
+ * at the instance's DW_AT_call_file:DW_AT_call_line, up to the subprogram.
+ * The scopes are those of the DIE tree around the innermost scope
+ * (dwarf_getscopes_die) as eu-addr2line -i walks them: dwarf_getscopes
+ * itself continues from an inlined instance into its abstract origin, not
+ * into the caller.  Returns the number of links, 0 when no DWARF function
+ * covers pc. */
+static size_t xp_dwarf_chain(struct xp_module *m, uint64_t pc, struct xp_link *out, size_t cap)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = xp_cu_of(m, pc, &bias);
+    Dwarf_Die *scopes = NULL;
+    if (!cu || dwarf_getscopes(cu, pc - bias, &scopes) <= 0) {
+        free(scopes);
+        return 0;
+    }
+    Dwarf_Die innermost = scopes[0];
+    free(scopes);
+    scopes = NULL;
+    int n = dwarf_getscopes_die(&innermost, &scopes);
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+    Dwarf_Line *ln = dwarf_getsrc_die(cu, pc - bias);
+    int line = 0;
+    const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
+    if (file && dwarf_lineno(ln, &line) != 0)
+        line = 0;
+    size_t k = 0;
+    for (int i = 0; i < n && k < cap; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+            tag != DW_TAG_entry_point)
+            continue; /* a lexical block */
+        out[k++] = (struct xp_link){.function = xp_die_name(&scopes[i]), .file = file, .line = line};
+        if (tag != DW_TAG_inlined_subroutine)
+            break; /* the function the code is in: the chain ends */
+        /* Its caller is at the line of the call. */
+        Dwarf_Attribute at;
+        Dwarf_Word v = 0;
+        file = NULL, line = 0;
+        if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &v) == 0 &&
+            v < nfiles)
+            file = dwarf_filesrc(files, v, NULL, NULL);
+        if (file && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &v) == 0)
+            line = (int)v;
+    }
+    free(scopes);
+    return k;
+}
+
+/* The function symbol whose extent covers pc ("memcpy@@GLIBC_2.14" without
+ * its version) into buf, or NULL: the nearest symbol before an address in a
+ * stripped file is some other function. */
+static const char *xp_elf_function(struct xp_module *m, uint64_t pc, char *buf, size_t n)
+{
     GElf_Sym sym;
     GElf_Off off = 0;
     const char *name = dwfl_module_addrinfo(m->mod, pc, &off, &sym, NULL, NULL, NULL);
     int type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
-    /* Only a function symbol whose extent covers pc names it: the nearest
-     * symbol before an address in a stripped file is some other function. */
-    if (name && (type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_size > 0 &&
-        off < sym.st_size) {
-        /* "memcpy@@GLIBC_2.14": the version is not part of the name. */
-        char plain[512];
-        snprintf(plain, sizeof plain, "%.*s", (int)strcspn(name, "@"), name);
-        a->function = xp_arena_strdup(S, plain);
+    if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_size == 0 ||
+        off >= sym.st_size)
+        return NULL;
+    snprintf(buf, n, "%.*s", (int)strcspn(name, "@"), name);
+    return buf;
+}
+
+/* libdw's answer for a return address: the call is the instruction before
+ * it, so addr - 1 is looked up (the return address may already be the next
+ * line, or the next function after a noreturn call).  DWARF's inline chain
+ * where a DWARF function covers it; else the symbol table's function with
+ * the line table's line (assembly has lines but no DWARF functions). */
+static void xp_addr_lookup(struct xp_sym *S, struct xp_module *m, struct xp_addr *a)
+{
+    uint64_t pc = a->addr ? a->addr - 1 : 0;
+    struct xp_link chain[XP_INLINE_MAX];
+    char elf_name[512];
+    size_t n = xp_dwarf_chain(m, pc, chain, XP_INLINE_MAX);
+    if (n == 0) {
+        chain[0] = (struct xp_link){.function = xp_elf_function(m, pc, elf_name, sizeof elf_name)};
+        Dwarf_Addr bias = 0;
+        Dwarf_Die *cu = xp_cu_of(m, pc, &bias);
+        Dwarf_Line *ln = cu ? dwarf_getsrc_die(cu, pc - bias) : NULL;
+        if (ln && (chain[0].file = dwarf_linesrc(ln, NULL, NULL)) &&
+            dwarf_lineno(ln, &chain[0].line) != 0)
+            chain[0].line = 0;
+        n = chain[0].function || chain[0].file ? 1 : 0;
+    } else if (!chain[n - 1].function && n < XP_INLINE_MAX) {
+        /* A DWARF function without a name: the symbol covering pc has it. */
+        chain[n - 1].function = xp_elf_function(m, pc, elf_name, sizeof elf_name);
     }
-    Dwfl_Line *line = dwfl_module_getsrc(m->mod, pc);
-    int lineno = 0;
-    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-    if (file) {
-        a->file = xp_arena_strdup(S, file);
-        a->line = lineno > 0 ? lineno : 0;
+    for (size_t i = 0; i < n; i++) {
+        chain[i].function = xp_arena_strdup(S, chain[i].function);
+        chain[i].file = xp_arena_strdup(S, chain[i].file);
     }
-    a->resolved = true;
+    xp_addr_set_chain(S, a, chain, n);
+    a->looked_up = true;
+}
+
+/* Creates the cache tables, or adds to a cache of an older analyzer what
+ * this one needs (its rows, with symbolizer NULL, are then replaced). */
+static bool xp_sym_cache_schema(sqlite3 *db)
+{
+    if (sqlite3_exec(db,
+                     "CREATE TABLE IF NOT EXISTS symbols(module_path TEXT NOT NULL, "
+                     "build_id TEXT NOT NULL, offset INTEGER NOT NULL, function TEXT, file TEXT, "
+                     "line INTEGER, symbolizer INTEGER, "
+                     "PRIMARY KEY (module_path, build_id, offset)) WITHOUT ROWID;"
+                     "CREATE TABLE IF NOT EXISTS symbol_inlines(module_path TEXT NOT NULL, "
+                     "build_id TEXT NOT NULL, offset INTEGER NOT NULL, depth INTEGER NOT NULL, "
+                     "function TEXT, file TEXT, line INTEGER, "
+                     "PRIMARY KEY (module_path, build_id, offset, depth)) WITHOUT ROWID",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_stmt *st = NULL;
+    bool has = sqlite3_prepare_v2(db, "SELECT symbolizer FROM symbols", -1, &st, NULL) == SQLITE_OK;
+    sqlite3_finalize(st);
+    return has || sqlite3_exec(db, "ALTER TABLE symbols ADD COLUMN symbolizer INTEGER", NULL,
+                               NULL, NULL) == SQLITE_OK;
 }
 
 /* Stores what libdw found for modules with a build id (the cache key), in
- * one transaction.  Failure only costs the next report the same work. */
+ * one transaction: the innermost function in `symbols`, the functions it is
+ * inlined into in `symbol_inlines`.  Failure only costs the next report the
+ * same work. */
 static void xp_sym_cache_write(struct xp_sym *S)
 {
     sqlite3 *db = S->db;
-    if (sqlite3_exec(db,
-                     "BEGIN IMMEDIATE;"
-                     "CREATE TABLE IF NOT EXISTS symbols(module_path TEXT NOT NULL, "
-                     "build_id TEXT NOT NULL, offset INTEGER NOT NULL, function TEXT, file TEXT, "
-                     "line INTEGER, PRIMARY KEY (module_path, build_id, offset)) WITHOUT ROWID",
-                     NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return;
-    }
-    sqlite3_stmt *st = NULL;
-    bool ok = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO symbols VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                                 -1, &st, NULL) == SQLITE_OK;
+    sqlite3_stmt *st = NULL, *inl = NULL;
+    bool ok = xp_sym_cache_schema(db) &&
+              sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO symbols(module_path, build_id, "
+                                     "offset, function, file, line, symbolizer) "
+                                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                 -1, &st, NULL) == SQLITE_OK &&
+              sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO symbol_inlines VALUES "
+                                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                 -1, &inl, NULL) == SQLITE_OK;
     for (size_t i = 0; ok && i < S->cap_addrs; i++) {
         struct xp_addr *a = &S->addrs[i];
-        if (!a->used || a->module < 0)
+        if (!a->used || !a->looked_up || a->module < 0)
             continue;
         struct xp_module *m = &S->mods[a->module];
-        if (!m->usable || !*m->build_id || !a->resolved)
+        if (!*m->build_id)
             continue;
-        sqlite3_bind_text(st, 1, m->path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, m->build_id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, (int64_t)(a->addr - m->base));
-        sqlite3_bind_text(st, 4, a->function, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, a->file, -1, SQLITE_STATIC);
-        if (a->file)
-            sqlite3_bind_int(st, 6, a->line);
-        else
-            sqlite3_bind_null(st, 6);
-        ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_reset(st);
+        /* No link: a row of NULLs says "nothing known" (depth 0 always exists). */
+        for (uint32_t k = 0; ok && k < (a->n_chain ? a->n_chain : 1); k++) {
+            const struct xp_link *l = a->n_chain ? &a->chain[k] : &(struct xp_link){0};
+            sqlite3_stmt *q = k ? inl : st;
+            int c = 1;
+            sqlite3_bind_text(q, c++, m->path, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, c++, m->build_id, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(q, c++, (int64_t)(a->addr - m->base));
+            if (k)
+                sqlite3_bind_int(q, c++, (int)k);
+            sqlite3_bind_text(q, c++, l->function, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, c++, l->file, -1, SQLITE_STATIC);
+            if (l->file)
+                sqlite3_bind_int(q, c++, l->line);
+            else
+                sqlite3_bind_null(q, c++);
+            if (!k)
+                sqlite3_bind_int(q, c++, XP_SYMBOLIZER_VERSION);
+            ok = sqlite3_step(q) == SQLITE_DONE;
+            sqlite3_reset(q);
+        }
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(inl);
     if (!ok || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Replaces each stack's raw frames by symbolized ones, internal frames left out. */
+/* Replaces each stack's raw frames by symbolized ones, internal frames left
+ * out and each address's inline chain expanded into one frame per function.
+ * Out of memory leaves a stack's frames unexpanded. */
 static void xp_sym_fill(struct xp_sym *S)
 {
     struct xp_process *p = S->p;
     for (size_t i = 0; i < p->n_stacks; i++) {
         struct xp_stack *s = &p->stacks[i];
-        uint32_t out = 0;
+        size_t total = 0;
         for (uint32_t k = 0; k < s->nframes; k++) {
             struct xp_addr *a = xp_addr_find(S, s->frames[k].addr);
-            struct xp_frame f = {.addr = s->frames[k].addr};
+            total += a && a->used && a->n_chain > 1 ? a->n_chain : 1;
+        }
+        struct xp_frame *out = total > s->nframes ? calloc(total, sizeof *out) : s->frames;
+        if (!out)
+            out = s->frames; /* out of memory: innermost function of each address only */
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < s->nframes; k++) {
+            uint64_t addr = s->frames[k].addr;
+            struct xp_addr *a = xp_addr_find(S, addr);
+            struct xp_frame f = {.addr = addr};
+            uint32_t links = 1;
             if (a && a->used && a->module >= 0) {
                 struct xp_module *m = &S->mods[a->module];
                 if (m->internal)
@@ -420,13 +672,26 @@ static void xp_sym_fill(struct xp_sym *S)
                 f.module = m->frame_name;
                 f.module_path = m->frame_path;
                 f.offset = f.addr - m->base;
-                f.function = a->function;
-                f.file = a->file;
-                f.line = a->line;
+                if (out != s->frames && a->n_chain > 1)
+                    links = a->n_chain;
             }
-            s->frames[out++] = f;
+            for (uint32_t l = 0; l < links; l++) {
+                const struct xp_link *x = a && a->n_chain ? &a->chain[l] : NULL;
+                out[n] = f;
+                if (x) {
+                    out[n].function = x->function;
+                    out[n].demangled = x->demangled;
+                    out[n].file = x->file;
+                    out[n].line = x->line;
+                    out[n].inlined = l + 1 < links;
+                }
+                n++;
+            }
         }
-        s->nframes = out;
+        if (out != s->frames)
+            free(s->frames);
+        s->frames = out;
+        s->nframes = n;
     }
 }
 

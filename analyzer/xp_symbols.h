@@ -11,11 +11,14 @@
 
 /* Reads the stacks and modules tables of db and fills p->stacks (sorted by
  * id, frames inside libcudart*, libcuda* and libxferprof* left out): each
- * frame's function, file and line where the module on disk has them and is
- * the one recorded (same build id), else its module and offset only, with a
- * note in p saying why.  Results come from and go to the `symbols` table of
- * db (created when missing; not written when !writable or when writing
- * fails).  Returns 0, or -1 with err (OUT) set when db cannot be read. */
+ * frame's function (and demangled name), file and line where the module on
+ * disk has them and is the one recorded (same build id), else its module
+ * and offset only, with a note in p saying why.  An address inside inlined
+ * code becomes one frame per function of its inline chain (struct
+ * xp_frame).  Results come from and go to the `symbols` and
+ * `symbol_inlines` tables of db (created or grown when needed; not written
+ * when !writable or when writing fails).  Returns 0, or -1 with err (OUT)
+ * set when db cannot be read. */
 int xp_symbols_resolve(sqlite3 *db, bool writable, struct xp_process *p, char *err,
                        size_t errlen);
 
