@@ -426,7 +426,7 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     uint64_t lost = xp_journal_lost(S.journal);
     if (xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err) == 0) {
         if (lost)
-            xp_ingest_add_lost(S.ingest, lost, "the journal could not grow (disk full?)");
+            xp_ingest_add_lost(S.ingest, lost, xp_journal_lost_reason(S.journal));
         if (in_flight) {
             char why[96];
             snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);

@@ -12,9 +12,13 @@
 
 typedef struct xp_journal xp_journal;
 
-/* Creates (truncating) the journal at path and writes its header from
- * `header` (magic, version, sizes are filled in here).  Returns 0, or an
- * errno value (nothing is left behind on failure). */
+/* Creates the journal at path, which must not exist (O_EXCL | O_NOFOLLOW:
+ * EEXIST, or ELOOP for a symlink, when something is there), and writes its
+ * header from `header` (magic, version, sizes are filled in here).  No
+ * descriptor is kept: the file grows through path opened again and checked
+ * to be the same file, so path should be absolute if the program may
+ * chdir.  Returns 0, or an errno value (nothing is left behind on
+ * failure). */
 int xp_journal_create(const char *path, const xp_journal_header *header, xp_journal **out);
 
 /* Space for one record of `size` bytes (a multiple of 8, at least 16, at
@@ -35,6 +39,10 @@ void xp_journal_commit(void *record);
 
 /* Records that could not be written (xp_journal_reserve returned NULL). */
 uint64_t xp_journal_lost(const xp_journal *j);
+
+/* Why, as one phrase for meta records_lost_reason (from the last failure to
+ * grow: disk full, descriptor limit, file replaced...). */
+const char *xp_journal_lost_reason(const xp_journal *j);
 
 /* Path given at creation. */
 const char *xp_journal_path(const xp_journal *j);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "xp_fds.h"
 #include "xp_journal.h"
 
 /*
@@ -18,6 +19,15 @@
  * writer stores into is what makes the release store of `commit` pair with
  * our acquire load, in this process or another; pread would copy with no
  * such ordering.
+ *
+ * No descriptor is held: the file is mapped when opened, and its new size
+ * comes from lstat of its path, believed only while the path names the same
+ * file (st_dev, st_ino), after which mremap extends the mapping of that very
+ * file.  A program that closes every descriptor >= 3 and opens its own files
+ * in their place (issue 14 item 7) cannot make us read its files, and the
+ * live reader in the profiled process costs it no descriptor (item 18).
+ * Only when mremap fails is the file opened again by path (O_NOFOLLOW,
+ * checked to be the same file, closed at once).
  *
  * Every access stays below the file size seen at the start of the read, so
  * garbage cannot send us out of the mapping.  (A file truncated by somebody
@@ -40,7 +50,8 @@ typedef struct xp_cursor {
 } xp_cursor;
 
 struct xp_journal_reader {
-    int fd;
+    char *path;
+    xp_file_id id;       /* what path must still name */
     xp_journal_header info;
     const unsigned char *map;
     size_t map_len;
@@ -141,13 +152,25 @@ int xp_journal_open(const char *path, xp_journal_reader **out, char *err, size_t
         goto fail;
     }
     xp_journal_reader *r = calloc(1, sizeof *r);
-    if (r == NULL) {
+    if (r == NULL || (r->path = strdup(path)) == NULL) {
+        free(r);
         e = ENOMEM;
         xp_set_err(err, errlen, "%s", strerror(e));
         goto fail;
     }
-    r->fd = fd;
+    r->id = (xp_file_id){.dev = st.st_dev, .ino = st.st_ino};
     r->info = h;
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        e = errno;
+        xp_set_err(err, errlen, "%s", strerror(e));
+        free(r->path);
+        free(r);
+        goto fail;
+    }
+    r->map = p;
+    r->map_len = (size_t)st.st_size;
+    close(fd);   /* the mapping is what we read through (see the top) */
     *out = r;
     return 0;
 fail:
@@ -202,11 +225,12 @@ void xp_journal_seek(xp_journal_reader *r, uint64_t chunk, uint32_t offset)
         r->first_open = chunk;
 }
 
-/* Maps the file as it is now.  Returns its size, or -1. */
+/* Maps the file as it is now.  Returns its size, or -1 (the path no longer
+ * names our file, or mapping failed). */
 static int64_t xp_remap(xp_journal_reader *r)
 {
     struct stat st;
-    if (fstat(r->fd, &st) != 0)
+    if (lstat(r->path, &st) != 0 || !S_ISREG(st.st_mode) || !xp_same_file(&st, &r->id))
         return -1;
     size_t size = st.st_size > 0 ? (size_t)st.st_size : 0;
     if (size == r->map_len)
@@ -226,7 +250,11 @@ static int64_t xp_remap(xp_journal_reader *r)
     r->map = NULL;
     r->map_len = 0;
     if (size > 0) {
-        void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, r->fd, 0);
+        int fd = xp_fd_reopen(r->path, O_RDONLY | O_NONBLOCK, &r->id, XP_FD_RESERVE);
+        if (fd < 0)
+            return -1;
+        void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
         if (p == MAP_FAILED)
             return -1;
         r->map = p;
@@ -383,7 +411,7 @@ void xp_journal_reader_close(xp_journal_reader *r)
         return;
     if (r->map != NULL)
         munmap((void *)r->map, r->map_len);
-    close(r->fd);
+    free(r->path);
     free(r->cur);
     free(r);
 }

@@ -13,11 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xp_fds.h"
 #include "xp_journal.h"
 
 /*
- * Layout in memory.  Chunks are mapped one by one (MAP_SHARED, MAP_FIXED) by
- * the thread that takes them, into "windows": address ranges reserved
+ * Layout in memory.  Chunks are mapped one by one (MAP_SHARED, MAP_FIXED) when
+ * the file grows to hold them, into "windows": address ranges reserved
  * PROT_NONE ahead of time, XP_WINDOW_CHUNKS chunks each, where chunk i sits at
  * window[i / XP_WINDOW_CHUNKS] + (i % XP_WINDOW_CHUNKS) * stride.  With 4 KiB
  * pages stride == XP_CHUNK_SIZE, so neighbouring chunks are neighbouring
@@ -49,6 +50,23 @@
  * kills the program with SIGBUS; where the file system has no fallocate the
  * growth is best effort (plain ftruncate).  ENOSPC, EDQUOT and a file size
  * limit make the reservation fail: the record is counted as lost.
+ *
+ * Descriptors.  None is held between uses: programs close every descriptor
+ * >= 3 (daemons, close_range, launchers) and open their own files in their
+ * place, and a descriptor kept here would then be the program's file, which
+ * growth would extend and the next chunk's mapping would write into (issue
+ * 14 item 7).  The file is created with O_EXCL | O_NOFOLLOW (a symlink or a
+ * file planted at the path is refused, never followed or truncated: item
+ * 11), its identity (st_dev, st_ino) is kept, and growth opens it again by
+ * path with O_NOFOLLOW, checks it is still that file, extends it, maps the
+ * new chunks and closes it.  Taking a chunk needs no descriptor at all.  The
+ * mappings keep the inode alive, so its number cannot be reused by another
+ * file while we run.  Growth also leaves XP_FD_RESERVE_GROW descriptors free
+ * for the program (item 18): nearer the limit than that, records are lost
+ * and counted (reason: the descriptor limit) rather than the program's own
+ * open() failing for us.  What is not covered: another thread of the
+ * program closing descriptors in the microseconds between our open and our
+ * close (the number could then be reused under us).
  */
 
 enum {
@@ -56,6 +74,10 @@ enum {
     XP_WINDOW_SLOTS = 16384,       /* 4M chunks: a 1 TiB journal at most */
     XP_GROW_MIN = 8,               /* chunks per growth step: 2 MiB ... */
     XP_GROW_MAX = 64,              /* ... to 16 MiB, a quarter of the file between */
+    /* Descriptors left to the program when growth takes one for a few
+     * microseconds: fewer than XP_FD_RESERVE, because failing here loses
+     * records where a skipped ingest pass only delays them. */
+    XP_FD_RESERVE_GROW = 4,
 };
 #define XP_MAX_CHUNKS ((uint64_t)XP_WINDOW_CHUNKS * XP_WINDOW_SLOTS)
 /* After the journal failed to grow, reservations that need a new chunk fail
@@ -65,7 +87,7 @@ enum {
 struct xp_journal {
     uint64_t gen;                  /* unique per journal object */
     const uint64_t *live_gen;      /* gen, in a page zeroed in fork children (see the top) */
-    int fd;
+    xp_file_id id;                 /* the file we created (see "Descriptors" at the top) */
     size_t page;
     size_t stride;                 /* bytes between chunk slots in a window */
     size_t window_len;             /* XP_WINDOW_CHUNKS * stride */
@@ -78,6 +100,7 @@ struct xp_journal {
     _Atomic uint64_t file_chunks;  /* chunks the file holds; release-stored after growth */
     _Atomic uint64_t lost;
     _Atomic uint64_t retry_after;  /* CLOCK_MONOTONIC_COARSE ns; 0: no growth failure */
+    _Atomic int grow_err;          /* errno of the last failed growth: the loss's reason */
     atomic_bool abandoned;
     pthread_mutex_t grow_lock;     /* held only to grow the file (rare), never across a CUDA call */
 };
@@ -126,7 +149,7 @@ static int xp_make_windows(xp_journal *j, uint64_t from, uint64_t to)
 }
 
 /* Makes the file `chunks` chunks long; the disk blocks first (see the top). */
-static int xp_extend_file(xp_journal *j, uint64_t have, uint64_t chunks)
+static int xp_extend_file(int fd, uint64_t have, uint64_t chunks)
 {
     off_t from = (off_t)(XP_JOURNAL_HEADER_SIZE + have * XP_CHUNK_SIZE);
     off_t to = (off_t)(XP_JOURNAL_HEADER_SIZE + chunks * XP_CHUNK_SIZE);
@@ -138,20 +161,39 @@ static int xp_extend_file(xp_journal *j, uint64_t have, uint64_t chunks)
         return EFBIG;
     int rc;
     do
-        rc = fallocate(j->fd, FALLOC_FL_KEEP_SIZE, from, to - from);
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, from, to - from);
     while (rc != 0 && errno == EINTR);
     if (rc != 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
         return errno;
     /* Other failures (EOPNOTSUPP, ENOSYS...): no preallocation here; go on. */
     do
-        rc = ftruncate(j->fd, to);
+        rc = ftruncate(fd, to);
     while (rc != 0 && errno == EINTR);
     return rc == 0 ? 0 : errno;
 }
 
-/* Grows the file to hold at least `need` chunks.  The only lock of the
- * writer; taken once per growth step, not per chunk or record. */
-static int xp_grow(xp_journal *j, uint64_t need)
+/* Maps chunks [from, to) of the file (fd) into their window slots.  Returns
+ * how many were mapped (fewer when mmap fails). */
+static uint64_t xp_map_chunks(xp_journal *j, int fd, uint64_t from, uint64_t to)
+{
+    for (uint64_t idx = from; idx < to; idx++) {
+        uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
+        uint64_t map_off = off & ~(uint64_t)(j->page - 1);
+        size_t delta = (size_t)(off - map_off);
+        size_t len = (XP_CHUNK_SIZE + delta + j->page - 1) & ~(j->page - 1);
+        char *slot = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
+        if (mmap(slot, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                 (off_t)map_off) == MAP_FAILED)
+            return idx - from;
+    }
+    return to - from;
+}
+
+/* Grows the file to hold at least `need` chunks and maps them, through fd, or
+ * (fd < 0) through the file opened again by path and checked (see
+ * "Descriptors" at the top).  The only lock of the writer; taken once per
+ * growth step, not per chunk or record. */
+static int xp_grow(xp_journal *j, int fd, uint64_t need)
 {
     if (need > XP_MAX_CHUNKS)
         return EFBIG;
@@ -164,19 +206,29 @@ static int xp_grow(xp_journal *j, uint64_t need)
         uint64_t want = have + step > need ? have + step : need;
         if (want > XP_MAX_CHUNKS)
             want = XP_MAX_CHUNKS;
-        err = xp_make_windows(j, have, want);
+        int own = fd < 0 ? xp_fd_reopen(j->path, O_RDWR, &j->id, XP_FD_RESERVE_GROW) : fd;
+        err = own < 0 ? errno : xp_make_windows(j, have, want);
         if (err == 0) {
-            err = xp_extend_file(j, have, want);
+            err = xp_extend_file(own, have, want);
             if (err != 0 && want > need) {
                 /* Near the limit of the disk: perhaps one chunk still fits. */
                 want = need;
-                err = xp_extend_file(j, have, want);
+                err = xp_extend_file(own, have, want);
             }
         }
-        if (err == 0)
-            atomic_store_explicit(&j->file_chunks, want, memory_order_release);
+        if (err == 0) {
+            /* Chunks that could not be mapped stay zero: readers skip them. */
+            uint64_t mapped = xp_map_chunks(j, own, have, want);
+            if (mapped == 0)
+                err = errno;
+            atomic_store_explicit(&j->file_chunks, have + mapped, memory_order_release);
+        }
+        if (fd < 0 && own >= 0)
+            close(own);
     }
     pthread_mutex_unlock(&j->grow_lock);
+    if (err != 0)
+        atomic_store_explicit(&j->grow_err, err, memory_order_relaxed);
     return err;
 }
 
@@ -189,8 +241,8 @@ static void xp_hint_chunks(xp_journal *j, uint64_t n)
     }
 }
 
-/* Takes the next chunk for the calling thread, maps it and writes its
- * header.  An index is claimed only when the file already holds it (CAS, not
+/* Takes the next chunk for the calling thread and writes its header.  An
+ * index is claimed only when the file already holds it, mapped (CAS, not
  * fetch_add), so failing to grow never leaves holes to be filled later. */
 static char *xp_take_chunk(xp_journal *j)
 {
@@ -204,19 +256,12 @@ static char *xp_take_chunk(xp_journal *j)
                 break;
             continue;
         }
-        if (xp_grow(j, idx + 1) != 0)
+        if (xp_grow(j, -1, idx + 1) != 0)
             return NULL;
     }
     uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
-    uint64_t map_off = off & ~(uint64_t)(j->page - 1);
-    size_t delta = (size_t)(off - map_off);
-    size_t len = (XP_CHUNK_SIZE + delta + j->page - 1) & ~(j->page - 1);
-    char *slot = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
-    void *m = mmap(slot, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, j->fd,
-                   (off_t)map_off);
-    if (m == MAP_FAILED)
-        return NULL;  /* the chunk stays zero: readers skip it */
-    char *c = (char *)m + delta;
+    size_t delta = (size_t)(off & (j->page - 1));
+    char *c = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride + delta;
     xp_chunk_header *ch = (xp_chunk_header *)c;
     ch->tid = (uint32_t)syscall(SYS_gettid);
     ch->index = idx;
@@ -285,6 +330,26 @@ uint64_t xp_journal_lost(const xp_journal *j)
     return atomic_load_explicit(&j->lost, memory_order_relaxed);
 }
 
+const char *xp_journal_lost_reason(const xp_journal *j)
+{
+    switch (atomic_load_explicit(&j->grow_err, memory_order_relaxed)) {
+    case 0: return "the journal could not be written";
+    case ENOSPC: return "the journal could not grow: disk full";
+    case EDQUOT: return "the journal could not grow: disk quota exceeded";
+    case EFBIG: return "the journal could not grow: file size limit (RLIMIT_FSIZE) or 1 TiB";
+    case EMFILE:
+    case ENFILE:
+        return "the journal could not grow: no descriptor free below the process's "
+               "descriptor limit (RLIMIT_NOFILE) without taking the program's last ones";
+    case ENOENT:
+    case ESTALE:
+    case ELOOP:
+        return "the journal could not grow: its file was removed or replaced (descriptors "
+               "are reopened by path and checked)";
+    default: return "the journal could not grow or be mapped";
+    }
+}
+
 const char *xp_journal_path(const xp_journal *j)
 {
     return j->path;
@@ -311,7 +376,6 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     if (j == NULL)
         return ENOMEM;
     memset(j, 0, sizeof *j);
-    j->fd = -1;
     j->page = (size_t)page;
     j->stride = (XP_JOURNAL_HEADER_SIZE % j->page == 0 && XP_CHUNK_SIZE % j->page == 0)
                     ? XP_CHUNK_SIZE
@@ -320,19 +384,29 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     j->windows = calloc(XP_WINDOW_SLOTS, sizeof *j->windows);
     j->path = strdup(path);
     unsigned char *buf = calloc(1, XP_JOURNAL_HEADER_SIZE);
-    int err = ENOMEM;
+    int err = ENOMEM, fd = -1;
     bool created = false;
     if (j->windows == NULL || j->path == NULL || buf == NULL)
         goto fail;
     if (pthread_mutex_init(&j->grow_lock, NULL) != 0)
         goto fail;
 
-    j->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (j->fd < 0) {
+    /* O_EXCL | O_NOFOLLOW: whatever is at the path (a stale journal is the
+     * caller's to remove first) is refused with EEXIST or ELOOP, never
+     * followed or truncated: a symlink planted there would otherwise have us
+     * overwrite its target. */
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0) {
         err = errno;
         goto fail_mutex;
     }
     created = true;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+        goto fail_mutex;
+    }
+    j->id = (xp_file_id){.dev = st.st_dev, .ino = st.st_ino};
     xp_journal_header h = {0};
     if (header != NULL)
         h = *header;
@@ -346,7 +420,7 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     /* One write of the whole page: a process killed here leaves an empty
      * file or a whole header, never half of one. */
     for (size_t done = 0; done < XP_JOURNAL_HEADER_SIZE;) {
-        ssize_t n = pwrite(j->fd, buf + done, XP_JOURNAL_HEADER_SIZE - done, (off_t)done);
+        ssize_t n = pwrite(fd, buf + done, XP_JOURNAL_HEADER_SIZE - done, (off_t)done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -355,7 +429,7 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
         }
         done += (size_t)n;
     }
-    void *hp = mmap(NULL, XP_JOURNAL_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, j->fd, 0);
+    void *hp = mmap(NULL, XP_JOURNAL_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (hp == MAP_FAILED) {
         err = errno;
         goto fail_mutex;
@@ -373,13 +447,14 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     j->live_gen = gp;
     /* The first growth step now, so a full disk shows at start-up (where the
      * profiler can say so) rather than as lost records. */
-    err = xp_grow(j, XP_GROW_MIN);
+    err = xp_grow(j, fd, XP_GROW_MIN);
     if (err != 0) {
         for (size_t w = 0; w < XP_WINDOW_SLOTS && j->windows[w] != NULL; w++)
             munmap(j->windows[w], j->window_len);
         munmap(j->hdr, XP_JOURNAL_HEADER_SIZE);
         goto fail_mutex;
     }
+    close(fd);   /* none is kept: see "Descriptors" at the top */
     free(buf);
     *out = j;
     return 0;
@@ -387,8 +462,8 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
 fail_mutex:
     pthread_mutex_destroy(&j->grow_lock);
 fail:
-    if (j->fd >= 0)
-        close(j->fd);
+    if (fd >= 0)
+        close(fd);
     if (created)
         unlink(path);
     free(buf);
@@ -413,8 +488,6 @@ void xp_journal_close(xp_journal *j)
     }
     /* A fork child's copy: the mappings are left alone, and so is the
      * mutex, which a parent thread may have held at the fork. */
-    if (j->fd >= 0)
-        close(j->fd);
     xp_free_private(j);
 }
 
@@ -423,9 +496,7 @@ void xp_journal_close(xp_journal *j)
  * chunk and header mappings, the windows and this object are deliberately
  * leaked: the mappings show the parent's file, which the parent still
  * writes, and grow_lock may have been held by a parent thread at the fork.
- * Our copy of the descriptor is closed (that touches nothing of the
- * parent's: it has its own); xp_journal_close on the object afterwards frees
- * only the private memory. */
+ * xp_journal_close on the object afterwards frees only the private memory. */
 void xp_journal_abandon_after_fork(xp_journal *j)
 {
     if (j == NULL)
@@ -434,8 +505,4 @@ void xp_journal_abandon_after_fork(xp_journal *j)
     xp_writer_tls *t = &xp_tls;
     if (t->gen == j->gen)
         *t = (xp_writer_tls){0};
-    if (j->fd >= 0) {
-        close(j->fd);
-        j->fd = -1;
-    }
 }

@@ -877,6 +877,146 @@ static void test_cannot_grow(void **state)
     collect_reset(&c);
 }
 
+/* Whether path holds exactly `len` bytes of `content`. */
+static bool file_holds(const char *path, const char *content, size_t len)
+{
+    char buf[256];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    return n == (ssize_t)len && memcmp(buf, content, len) == 0;
+}
+
+static void put_file(const char *path, const char *content)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+    close(fd);
+}
+
+/* Issue 14 item 11: whatever is planted at the journal's path (a symlink to a
+ * victim, a dangling one, a file) is refused, never followed or truncated. */
+static void test_create_refuses_planted(void **state)
+{
+    (void)state;
+    char victim[128], link[128], missing[128], plain[128];
+    path_of(victim, sizeof victim, "victim");
+    path_of(link, sizeof link, "planted.xpj");
+    path_of(missing, sizeof missing, "not-there");
+    path_of(plain, sizeof plain, "plain.xpj");
+    static const char content[] = "the victim's own bytes";
+    put_file(victim, content);
+    assert_int_equal(symlink(victim, link), 0);
+    xp_journal_header h = {.pid = 1};
+    xp_journal *j = NULL;
+    int rc = xp_journal_create(link, &h, &j);
+    assert_true(rc == EEXIST || rc == ELOOP);
+    assert_null(j);
+    assert_true(file_holds(victim, content, strlen(content)));
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));   /* not removed either: it is not ours */
+
+    unlink(link);
+    assert_int_equal(symlink(missing, link), 0);
+    rc = xp_journal_create(link, &h, &j);
+    assert_true(rc == EEXIST || rc == ELOOP);
+    assert_int_equal(stat(missing, &st), -1);   /* the target was not created */
+
+    put_file(plain, content);
+    assert_int_equal(xp_journal_create(plain, &h, &j), EEXIST);
+    assert_true(file_holds(plain, content, strlen(content)));
+    unlink(link);
+    unlink(plain);
+    unlink(victim);
+}
+
+/* Issue 14 item 7: the program closes every descriptor >= 3 and opens files
+ * of its own, which get the numbers the writer had; the journal goes on
+ * growing and being written (no SIGBUS), and the program's files keep
+ * exactly what it wrote.  In a child, which owns all its descriptors. */
+static void test_descriptors_closed_under_writer(void **state)
+{
+    (void)state;
+    char path[128], mine[128];
+    path_of(path, sizeof path, "closed.xpj");
+    static const char content[] = "the program's file";
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        xp_journal_header h = {.pid = getpid()};
+        xp_journal *j = NULL;
+        if (xp_journal_create(path, &h, &j) != 0)
+            _exit(2);
+        for (uint64_t i = 0; i < 100; i++)
+            put_rec(j, 1, i, 4096, true);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        for (int f = 0; f < 8; f++) {
+            char p[160];
+            snprintf(p, sizeof p, "%s/mine-%d", tmpdir, f);
+            int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || write(fd, content, strlen(content)) != (ssize_t)strlen(content))
+                _exit(3);
+        }
+        /* 16 MiB more: the file grows several times, new chunks are mapped. */
+        for (uint64_t i = 100; i < 4100; i++)
+            if (put_rec(j, 1, i, 4096, true) == NULL)
+                _exit(4);
+        xp_journal_close(j);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    for (int f = 0; f < 8; f++) {
+        snprintf(mine, sizeof mine, "%s/mine-%d", tmpdir, f);
+        assert_true(file_holds(mine, content, strlen(content)));
+        unlink(mine);
+    }
+    collect c = {0};
+    xp_read_stats st = read_all(path, &c);
+    assert_int_equal(c.n, 4100);
+    assert_int_equal(st.torn, 0);
+    assert_int_equal(c.bad, 0);
+    collect_reset(&c);
+}
+
+/* The journal's path replaced by another file during the run: growth
+ * refuses that file (never extends or maps it), the records are counted as
+ * lost with that reason, and what was written before stays readable. */
+static void test_replaced_file_is_not_grown(void **state)
+{
+    (void)state;
+    char path[128], other[128];
+    xp_journal *j = make_journal("replaced.xpj", path, sizeof path);
+    xp_journal_reader *r = open_reader(path);
+    path_of(other, sizeof other, "other");
+    static const char content[] = "not a journal";
+    put_file(other, content);
+    uint64_t ok = 0;
+    for (uint64_t i = 0; i < 10; i++)
+        ok += put_rec(j, 1, i, 4096, true) != NULL;
+    assert_int_equal(rename(other, path), 0);
+    for (uint64_t i = 10; i < 4000; i++)
+        ok += put_rec(j, 1, i, 4096, true) != NULL;
+    assert_true(ok < 4000);
+    assert_int_equal(xp_journal_lost(j), 4000 - ok);
+    assert_non_null(strstr(xp_journal_lost_reason(j), "replaced"));
+    assert_true(file_holds(path, content, strlen(content)));
+    /* The reader no longer believes the path either. */
+    collect c = {0};
+    assert_int_equal(xp_journal_read(r, collect_fn, &c, false, NULL), -1);
+    collect_reset(&c);
+    xp_journal_reader_close(r);
+    xp_journal_close(j);
+    unlink(path);
+}
+
 /* A thread that writes to two journals in turn keeps each one's records in
  * that journal. */
 static void test_two_journals(void **state)
@@ -1071,6 +1211,9 @@ int main(void)
         cmocka_unit_test(test_sigkill_keeps_records),
         cmocka_unit_test(test_invalid_sizes_are_lost),
         cmocka_unit_test(test_cannot_grow),
+        cmocka_unit_test(test_create_refuses_planted),
+        cmocka_unit_test(test_descriptors_closed_under_writer),
+        cmocka_unit_test(test_replaced_file_is_not_grown),
         cmocka_unit_test(test_two_journals),
         cmocka_unit_test(test_fuzz),
     };
