@@ -43,8 +43,9 @@ extern __thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
 
 /* Gives the calling thread a block: a free one, else a new mapping.  NULL
  * only if none could be mapped (callers then go without their caches).
- * Async-signal-safe apart from glibc's pthread_setspecific, which does not
- * allocate for the preload's key (created at load, among the first 32). */
+ * Async-signal-safe but for glibc's pthread_setspecific, which allocates
+ * only for keys past the first 32 (the preload's is created at load, before
+ * the program's). */
 xp_thread *xp_thread_attach(void);
 
 static inline xp_thread *xp_thread_get(void)
