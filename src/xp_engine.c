@@ -34,6 +34,7 @@
 #include "xp_outfile.h"
 #include "xp_registry.h"
 #include "xp_stack.h"
+#include "xp_thread.h"
 
 /* Initial-exec: the preload is loaded at start-up, so its thread-locals can
  * live in the static TLS block and be reached without __tls_get_addr. */
@@ -422,6 +423,7 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     uint64_t in_flight = xp_inflight_cut_off(XP_EXIT_WAIT_NS);
     xp_modules_scan(S.journal);
     put_meta_u64("end_wall_ns", wall_ns());
+    put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
     char err[512];
     uint64_t lost = xp_journal_lost(S.journal);
     if (xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err) == 0) {
@@ -467,14 +469,6 @@ static void *driver_symbol(const char *name)
 
 static _Atomic(cu_pointer_get_attribute_fn) cu_attr;
 
-/* Per-thread memory of what the driver said about a page. */
-#define WHERE_CACHE 64
-static __thread struct {
-    uint64_t page, generation;
-    xp_where where;
-    bool valid;
-} where_cache[WHERE_CACHE] __attribute__((tls_model("initial-exec")));
-
 static void ask_driver(uint64_t addr, xp_where *out)
 {
     cu_pointer_get_attribute_fn fn = atomic_load_explicit(&cu_attr, memory_order_relaxed);
@@ -515,18 +509,22 @@ void xp_classify(uint64_t addr, xp_where *out)
         out->device = r.kind == XP_ALLOC_PINNED || r.kind == XP_ALLOC_REGISTERED ? -1 : r.device;
         return;
     }
+    /* The thread's memory of what the driver said about a page (xp_thread.h);
+     * without one, the driver is asked every time. */
+    xp_thread *t = xp_thread_get();
     uint64_t page = addr >> 12, gen = xp_registry_generation();
-    unsigned slot = (unsigned)(page % WHERE_CACHE);
-    if (where_cache[slot].valid && where_cache[slot].page == page &&
-        where_cache[slot].generation == gen) {
-        *out = where_cache[slot].where;
+    xp_where_memo *m = t ? &t->where[page % XP_WHERE_MEMO] : NULL;
+    if (m && m->valid && m->page == page && m->generation == gen) {
+        *out = m->where;
         return;
     }
     ask_driver(addr, out);
-    where_cache[slot].page = page;
-    where_cache[slot].generation = gen;
-    where_cache[slot].where = *out;
-    where_cache[slot].valid = true;
+    if (m) {
+        m->page = page;
+        m->generation = gen;
+        m->where = *out;
+        m->valid = true;
+    }
 }
 
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)

@@ -11,17 +11,14 @@
 #include "xp_format.h"
 #include "xp_journal.h"
 #include "xp_seen.h"
+#include "xp_thread.h"
 
 __thread uint64_t xp_nvtx_top __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's open push ranges, outermost first, with the domain
- * each was pushed in (NVTX levels are per domain).  Owned by the thread. */
-static __thread struct {
-    uint32_t n;               /* entries in id/domain */
-    uint32_t overflow;        /* pushes beyond XP_NVTX_DEPTH, untracked */
-    uint64_t id[XP_NVTX_DEPTH];
-    uint64_t domain[XP_NVTX_DEPTH];
-} T __attribute__((tls_model("initial-exec")));
+/* NVTX's value for "the tool does not track push/pop levels"
+ * (NVTX_NO_PUSH_POP_TRACKING): what push and pop return on a thread that
+ * could get no xp_thread block (the calling thread's open ranges live there). */
+#define XP_NVTX_UNTRACKED (-2)
 
 /* Range ids, shared by push and start ranges: unique in the process. */
 static _Atomic uint64_t next_range = 1;
@@ -114,20 +111,24 @@ static void put_range(uint8_t op, uint64_t t, uint64_t id, uint64_t parent, uint
 }
 
 /* Open ranges of domain among the thread's first n entries. */
-static int count_in(uint64_t domain, uint32_t n)
+static int count_in(const xp_nvtx_thread *T, uint64_t domain, uint32_t n)
 {
     int c = 0;
     for (uint32_t i = 0; i < n; i++)
-        c += T.domain[i] == domain;
+        c += T->domain[i] == domain;
     return c;
 }
 
 int xp_nvtx_push(uint64_t domain, uint64_t name)
 {
     uint64_t t = xp_now_ns();
-    int level = count_in(domain, T.n) + (int)T.overflow;
-    if (T.n == XP_NVTX_DEPTH) {
-        T.overflow++;
+    xp_thread *th = xp_thread_get();
+    if (th == NULL)
+        return XP_NVTX_UNTRACKED;
+    xp_nvtx_thread *T = &th->nvtx;
+    int level = count_in(T, domain, T->n) + (int)T->overflow;
+    if (T->n == XP_NVTX_DEPTH) {
+        T->overflow++;
         if (!atomic_exchange(&too_deep_noted, true))
             xp_engine_meta("nvtx_too_deep", "NVTX push ranges nested deeper than 64 on a thread "
                                             "were not recorded");
@@ -135,9 +136,9 @@ int xp_nvtx_push(uint64_t domain, uint64_t name)
     }
     uint64_t id = atomic_fetch_add_explicit(&next_range, 1, memory_order_relaxed);
     uint64_t parent = xp_nvtx_top;
-    T.id[T.n] = id;
-    T.domain[T.n] = domain;
-    T.n++;
+    T->id[T->n] = id;
+    T->domain[T->n] = domain;
+    T->n++;
     xp_nvtx_top = id;
     put_range(XP_NVTX_PUSH, t, id, parent, name, domain, level);
     return level;
@@ -146,23 +147,27 @@ int xp_nvtx_push(uint64_t domain, uint64_t name)
 int xp_nvtx_pop(uint64_t domain)
 {
     uint64_t t = xp_now_ns();
-    if (T.overflow > 0) {
-        T.overflow--;
-        return count_in(domain, T.n) + (int)T.overflow;
+    xp_thread *th = xp_thread_get();
+    if (th == NULL)
+        return XP_NVTX_UNTRACKED;
+    xp_nvtx_thread *T = &th->nvtx;
+    if (T->overflow > 0) {
+        T->overflow--;
+        return count_in(T, domain, T->n) + (int)T->overflow;
     }
-    uint32_t i = T.n;
-    while (i > 0 && T.domain[i - 1] != domain)
+    uint32_t i = T->n;
+    while (i > 0 && T->domain[i - 1] != domain)
         i--;
     if (i == 0)
         return -1;            /* nothing open in this domain: NVTX's error value */
     i--;
-    int level = count_in(domain, i);
-    uint64_t id = T.id[i];
+    int level = count_in(T, domain, i);
+    uint64_t id = T->id[i];
     /* Usually the top; a range of another domain opened inside stays open. */
-    memmove(&T.id[i], &T.id[i + 1], (T.n - i - 1) * sizeof T.id[0]);
-    memmove(&T.domain[i], &T.domain[i + 1], (T.n - i - 1) * sizeof T.domain[0]);
-    T.n--;
-    xp_nvtx_top = T.n > 0 ? T.id[T.n - 1] : 0;
+    memmove(&T->id[i], &T->id[i + 1], (T->n - i - 1) * sizeof T->id[0]);
+    memmove(&T->domain[i], &T->domain[i + 1], (T->n - i - 1) * sizeof T->domain[0]);
+    T->n--;
+    xp_nvtx_top = T->n > 0 ? T->id[T->n - 1] : 0;
     if (id != 0)
         put_range(XP_NVTX_POP, t, id, 0, 0, domain, level);
     return level;
@@ -191,8 +196,9 @@ void xp_nvtx_injected(void)
 void xp_nvtx_after_fork(void)
 {
     /* id 0: still open (levels stay right) but recorded nowhere. */
-    for (uint32_t i = 0; i < T.n; i++)
-        T.id[i] = 0;
+    xp_thread *th = xp_self;
+    for (uint32_t i = 0; th != NULL && i < th->nvtx.n; i++)
+        th->nvtx.id[i] = 0;
     xp_nvtx_top = 0;
     xp_seen_clear(names_seen, NAME_SLOTS);
     atomic_store(&too_deep_noted, false);

@@ -14,6 +14,15 @@
  * calls inside it are attributed to the deepest tracked range. */
 #define XP_NVTX_DEPTH 64
 
+/* A thread's open push ranges, outermost first, with the domain each was
+ * pushed in (NVTX levels are per domain): its part of xp_thread.h's block. */
+typedef struct xp_nvtx_thread {
+    uint32_t n;               /* entries in id/domain */
+    uint32_t overflow;        /* pushes beyond XP_NVTX_DEPTH, untracked */
+    uint64_t id[XP_NVTX_DEPTH];
+    uint64_t domain[XP_NVTX_DEPTH];
+} xp_nvtx_thread;
+
 /* The innermost push range open on this thread (any domain), 0 none: what
  * copy, memset and sync records carry as nvtx_range.  Written only by the
  * thread itself. */
@@ -36,7 +45,9 @@ size_t xp_nvtx_cut(const char *s);
 size_t xp_nvtx_from_wide(const wchar_t *w, char *out, size_t out_size);
 
 /* The NVTX operations, with NVTX's return values.  domain and name are
- * interned hashes (0: the default domain, no name). */
+ * interned hashes (0: the default domain, no name).  Push and pop return -2
+ * (NVTX_NO_PUSH_POP_TRACKING), recording nothing, on a thread that could not
+ * be given its state (xp_thread.h: no memory to map). */
 int xp_nvtx_push(uint64_t domain, uint64_t name);     /* 0-based level in domain */
 int xp_nvtx_pop(uint64_t domain);                     /* the level left, -1 none open */
 uint64_t xp_nvtx_start(uint64_t domain, uint64_t name); /* a unique nonzero id */

@@ -1,16 +1,22 @@
-/* xp_stack.c: unw_backtrace into a buffer on the stack, XXH3 of the frames as
- * the id, and a lock-free set of ids already written. */
+/* xp_stack.c: libunwind walks into the thread's block (not its stack), XXH3
+ * of the frames as the id, a lock-free set of ids already written, and no
+ * walk where the stack left is too short for one. */
 #include "xp_stack.h"
+#include "xp_engine.h"
 #include "xp_seen.h"
+#include "xp_thread.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -22,6 +28,10 @@ static _Atomic uint64_t seen[SEEN_SLOTS];
 /* Bumped by xp_stack_reset so that no thread's cache trusts a stack that was
  * written to an earlier journal. */
 static _Atomic uint64_t generation = 1;
+
+/* Stacks skipped for want of room (xp_stack_skipped); zeroed with the
+ * journal. */
+static _Atomic uint64_t skipped;
 
 /* The preload's own text, [self_lo, self_hi): frames there are ours. */
 static uintptr_t self_lo, self_hi;
@@ -43,36 +53,30 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+static int unwind(xp_stack_thread *st, int depth);
+
 void xp_stack_init(void)
 {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     dl_iterate_phdr(find_self, (void *)(uintptr_t)&xp_stack_init);
+    /* One walk here, on the thread that starts the session: libunwind's
+     * calls into libc are bound lazily, at the process's first walk, which
+     * then takes 4.5 KiB of stack rather than 2 (the dynamic linker saves
+     * the vector registers), and that first walk could be on a small stack. */
+    xp_thread *t = xp_thread_get();
+    if (t != NULL)
+        unwind(&t->stack, XP_MAX_FRAMES);
 }
 
 void xp_stack_reset(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+    atomic_store_explicit(&skipped, 0, memory_order_relaxed);
     xp_seen_clear(seen, SEEN_SLOTS);
 }
 
-/* The thread's recent stacks.  slot[i] is where frame[i] (a return
- * address) was found on the stack; frame[0] is the site's own return
- * address, checked through the key. */
-#define CACHE_WAYS 4
-#define CACHE_FRAMES 64
-typedef struct cached_stack {
-    uintptr_t ret, sp;
-    uint64_t id;
-    uint64_t generation;
-    int depth;                /* the depth asked for */
-    int n;
-    uintptr_t slot[CACHE_FRAMES];
-    uint64_t frame[CACHE_FRAMES];
-} cached_stack;
-static __thread cached_stack cache[CACHE_WAYS] __attribute__((tls_model("initial-exec")));
-static __thread unsigned cache_next __attribute__((tls_model("initial-exec")));
-
-static bool cache_hit(const cached_stack *e, const xp_call_site *site, int depth, uint64_t gen)
+static bool cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth,
+                      uint64_t gen)
 {
     if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen)
         return false;
@@ -82,31 +86,141 @@ static bool cache_hit(const cached_stack *e, const xp_call_site *site, int depth
     return true;
 }
 
-/* Unwinds the caller's stack: frames (return addresses) innermost first,
- * without the preload's own, and the stack slot each was read from. */
-static int unwind(int depth, uint64_t *frames, uintptr_t *slots)
+/* ---- room to walk -------------------------------------------------------- */
+
+/* Bytes of stack a walk needs below xp_stack_capture's frame.  Measured
+ * (docs/performance.md): 2 KiB at most, DWARF cache misses included, and
+ * 4.5 KiB when libunwind makes a call into libc the dynamic linker has not
+ * bound yet (once per function and process, mostly done by xp_stack_init's
+ * walk); the rest of the recording takes less.  With less left, the stack
+ * is skipped. */
+#define MIN_ROOM 6144
+
+/* Where the program's stack starts (ld.so's): the main thread's bounds
+ * without pthread_getattr_np, which would read /proc/self/maps. */
+extern void *__libc_stack_end;
+
+static bool within(uintptr_t sp, uintptr_t lo, uintptr_t hi)
 {
+    return sp - lo < hi - lo;
+}
+
+/* The most of the main thread's stack trusted to be its own when
+ * RLIMIT_STACK allows more (or is unlimited, common on HPC systems): below
+ * that, its stack is one of unknown size (walked as before) rather than
+ * memory a malloc'ed alternate signal stack could lie in. */
+#define MAIN_STACK_MAX ((uintptr_t)1 << 30)
+
+/* Looks the calling thread's stack up, once: the main thread's from ld.so's
+ * start and RLIMIT_STACK; another's from pthread_getattr_np (which
+ * allocates: never on an alternate signal stack, see room_slow).  lo 0 when
+ * no limit is known. */
+static void find_bounds(xp_stack_thread *st, uintptr_t sp)
+{
+    st->bounds_known = true;
+    uintptr_t top = (uintptr_t)__libc_stack_end;
+    struct rlimit rl;
+    if (xp_engine_tid() == (uint32_t)getpid() && sp < top &&
+        getrlimit(RLIMIT_STACK, &rl) == 0) {
+        /* (Arguments and environment above __libc_stack_end count against
+         * the limit too: usually kilobytes of megabytes.) */
+        uintptr_t limit = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > MAIN_STACK_MAX
+                              ? MAIN_STACK_MAX : (uintptr_t)rl.rlim_cur;
+        if (limit > top)
+            limit = top;
+        if (sp > top - limit) {
+            st->lo = top - limit;
+            st->hi = top;
+            return;
+        }
+        /* Not on the main stack: a thread that forked is its child's main
+         * thread, on its own stack. */
+    }
+    pthread_attr_t a;
+    void *addr = NULL;
+    size_t size = 0;
+    st->lo = 0;
+    st->hi = UINTPTR_MAX;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    if (pthread_attr_getstack(&a, &addr, &size) == 0) {
+        st->lo = (uintptr_t)addr;
+        st->hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&a);
+}
+
+/* room() when sp is on neither stack known yet: the first walk of the
+ * thread, a signal handler on an alternate stack, or a stack the program
+ * switched to (a coroutine's, whose size is unknown: UINTPTR_MAX, walked as
+ * before).  One sigaltstack() each time: rare but for coroutines. */
+static __attribute__((noinline, cold)) uintptr_t room_slow(xp_stack_thread *st, uintptr_t sp)
+{
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+        within(sp, (uintptr_t)ss.ss_sp, (uintptr_t)ss.ss_sp + ss.ss_size)) {
+        st->alt_lo = (uintptr_t)ss.ss_sp;
+        st->alt_hi = st->alt_lo + ss.ss_size;
+        return sp - st->alt_lo;
+    }
+    if (!st->bounds_known) {
+        find_bounds(st, sp);
+        if (within(sp, st->lo, st->hi))
+            return sp - st->lo;
+    }
+    return UINTPTR_MAX;
+}
+
+/* Bytes of stack below sp, on whichever stack sp is; a compare or two. */
+static inline uintptr_t room(xp_stack_thread *st, uintptr_t sp)
+{
+    if (within(sp, st->lo, st->hi))
+        return sp - st->lo;
+    if (within(sp, st->alt_lo, st->alt_hi))
+        return sp - st->alt_lo;
+    return room_slow(st, sp);
+}
+
+uint64_t xp_stack_skipped(void)
+{
+    return atomic_load_explicit(&skipped, memory_order_relaxed);
+}
+
+/* ---- walking ------------------------------------------------------------- */
+
+/* libunwind's state, in the thread's block (xp_stack_thread.unw). */
+typedef struct unw_space {
     unw_context_t uc;
     unw_cursor_t cur;
-    if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0)
+} unw_space;
+_Static_assert(sizeof(unw_space) <= XP_STACK_UNW_BYTES, "XP_STACK_UNW_BYTES holds unw_space");
+_Static_assert(_Alignof(unw_space) <= 64, "xp_stack_thread.unw is aligned for unw_space");
+
+/* Unwinds the caller's stack into st->frames (return addresses) innermost
+ * first, without the preload's own, with st->slots (the stack slot each was
+ * read from). */
+static int unwind(xp_stack_thread *st, int depth)
+{
+    unw_space *u = (unw_space *)st->unw;
+    if (unw_getcontext(&u->uc) != 0 || unw_init_local(&u->cur, &u->uc) != 0)
         return 0;
     int n = 0;
     bool ours = true;
     while (n < depth) {
         unw_word_t ip = 0, sp = 0;
-        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
+        if (unw_get_reg(&u->cur, UNW_REG_IP, &ip) != 0 || ip == 0)
             break;
-        unw_get_reg(&cur, UNW_REG_SP, &sp);
+        unw_get_reg(&u->cur, UNW_REG_SP, &sp);
         if (ours && !(ip >= self_lo && ip < self_hi))
             ours = false;
         if (!ours) {
-            frames[n] = ip;
+            st->frames[n] = ip;
             /* The call pushed the return address just below the SP the
              * frame has once the callee returned. */
-            slots[n] = (uintptr_t)sp - sizeof(uintptr_t);
+            st->slots[n] = (uintptr_t)sp - sizeof(uintptr_t);
             n++;
         }
-        if (unw_step(&cur) <= 0)
+        if (unw_step(&u->cur) <= 0)
             break;
     }
     return n;
@@ -133,33 +247,41 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
         return 0;
     if (depth > XP_MAX_FRAMES)
         depth = XP_MAX_FRAMES;
+    xp_thread *t = xp_thread_get();
+    if (t == NULL) {
+        atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed);
+        return 0;   /* no work space: nowhere to walk */
+    }
+    xp_stack_thread *st = &t->stack;
     uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
-    for (int w = 0; w < CACHE_WAYS; w++)
-        if (cache_hit(&cache[w], site, depth, gen))
-            return cache[w].id;
+    for (int w = 0; w < XP_STACK_CACHE_WAYS; w++)
+        if (cache_hit(&st->cache[w], site, depth, gen))
+            return st->cache[w].id;
 
-    uint64_t frames[XP_MAX_FRAMES];
-    uintptr_t slots[XP_MAX_FRAMES];
-    int n = unwind(depth, frames, slots);
+    if (room(st, (uintptr_t)__builtin_frame_address(0)) < MIN_ROOM) {
+        atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed);
+        return 0;
+    }
+    int n = unwind(st, depth);
     if (n <= 0)
         return 0;
-    uint64_t id = XXH3_64bits(frames, (size_t)n * sizeof frames[0]);
+    uint64_t id = XXH3_64bits(st->frames, (size_t)n * sizeof st->frames[0]);
     if (id == 0)
         id = 1;
     if (xp_seen_claim(seen, SEEN_SLOTS, id))
-        write_stack(j, id, frames, n);
+        write_stack(j, id, st->frames, n);
     /* Cache it only if it really starts at this site (it does unless the
      * unwinder lost its way) and fits. */
-    if (n <= CACHE_FRAMES && frames[0] == site->ret) {
-        cached_stack *e = &cache[cache_next++ % CACHE_WAYS];
+    if (n <= XP_STACK_CACHE_FRAMES && st->frames[0] == site->ret) {
+        xp_cached_stack *e = &st->cache[st->cache_next++ % XP_STACK_CACHE_WAYS];
         e->ret = site->ret;
         e->sp = site->sp;
         e->id = id;
         e->generation = gen;
         e->depth = depth;
         e->n = n;
-        memcpy(e->frame, frames, (size_t)n * sizeof frames[0]);
-        memcpy(e->slot, slots, (size_t)n * sizeof slots[0]);
+        memcpy(e->frame, st->frames, (size_t)n * sizeof st->frames[0]);
+        memcpy(e->slot, st->slots, (size_t)n * sizeof st->slots[0]);
     }
     return id;
 }

@@ -1,0 +1,57 @@
+/* xp_thread.h: the preload's per-thread state, one block per thread reached
+ * through a single thread-local pointer.
+ *
+ * Why not thread-locals: glibc carves the static TLS block out of every
+ * thread's stack, whether or not the thread ever calls CUDA, so kilobytes of
+ * initial-exec TLS took that much from each 16 KiB (PTHREAD_STACK_MIN)
+ * stack.  A block is mapped on a thread's first use (the first recorded call
+ * or NVTX range), and given back when the thread exits, to be reused by the
+ * next thread that needs one: memory follows the threads alive at once, and
+ * steady state allocates nothing. */
+#ifndef XP_THREAD_H
+#define XP_THREAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xp_engine.h"
+#include "xp_nvtx.h"
+#include "xp_stack.h"
+
+/* xp_classify's memory of what the driver said about a page (xp_engine.c). */
+#define XP_WHERE_MEMO 64
+typedef struct xp_where_memo {
+    uint64_t page, generation;
+    xp_where where;
+    bool valid;
+} xp_where_memo;
+
+typedef struct xp_thread {
+    /* xp_thread.c's: the list of every block, and whether a thread holds it. */
+    struct xp_thread *next;
+    atomic_bool in_use;
+    /* Each module's part; zero when a thread gets the block. */
+    xp_where_memo where[XP_WHERE_MEMO];
+    xp_nvtx_thread nvtx;
+    xp_stack_thread stack;
+} xp_thread;
+
+/* The calling thread's block, NULL until its first use (and again once it
+ * has exited).  Initial-exec: the preload is loaded at start-up. */
+extern __thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
+
+/* Gives the calling thread a block: a free one, else a new mapping.  NULL
+ * only if none could be mapped (callers then go without their caches).
+ * Async-signal-safe but for glibc's pthread_setspecific, which allocates
+ * only for keys past the first 32 (the preload's is created at load, before
+ * the program's). */
+xp_thread *xp_thread_attach(void);
+
+static inline xp_thread *xp_thread_get(void)
+{
+    xp_thread *t = xp_self;
+    return __builtin_expect(t != NULL, 1) ? t : xp_thread_attach();
+}
+
+#endif
