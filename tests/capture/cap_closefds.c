@@ -34,6 +34,29 @@ static void copy_round(long n)
         CHECK_OK(cudaMemcpy(dev, host, (size_t)(copies % 4096) + 1, cudaMemcpyHostToDevice));
 }
 
+/* DIR/NAME: the numbers of the descriptors that are pipes (the program has
+ * none of its own; the driver checks where the preload's are).  Written
+ * after the program's checks of its own files, or before it opens them. */
+static void list_pipes(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *out = fopen(path, "w");
+    CHECK(out != NULL);
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd != dirfd(d) && fd != fileno(out) && fstat(fd, &st) == 0 &&
+            S_ISFIFO(st.st_mode) && fd > 2)
+            fprintf(out, "%d\n", fd);
+    }
+    closedir(d);
+    CHECK(fclose(out) == 0);
+}
+
 static void nap_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -76,6 +99,7 @@ int main(int argc, char **argv)
     copy_round(2000);
     nap_ms(250);   /* background ingest passes run */
 
+    list_pipes(argv[1], "pipes-before");
     if (!rlimit) {
         /* close_range where the kernel has it, else one by one. */
         if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
@@ -123,6 +147,7 @@ int main(int argc, char **argv)
         CHECK(close(fds[f]) == 0);
     }
     CHECK_OK(cudaFree(dev));
+    list_pipes(argv[1], "pipes-after");
     printf("copies %ld\nfiles ok\n", copies);
     return 0;
 }

@@ -54,6 +54,19 @@ for how in ('xferprof run', 'LD_PRELOAD by hand'):
         check_eq(r.err, '', what + ': nothing on stderr')
     check_eq(sorted(f for f in os.listdir(d) if f.endswith('.xpj')), [],
              what + ': no journal left behind')
+    # libunwind's own pipe (the preload's only lasting descriptors) lives
+    # where a program with fewer than ~1000 files open never reaches, so
+    # that after close_range libunwind cannot read or write the program's
+    # files in its place (src/xp_unwind_fds.c).
+    # (before: the pipe made at start-up; after: one libunwind may have
+    # made again once close_range had closed the first.)
+    for when in ('before', 'after'):
+        with open(os.path.join(d, tag, 'pipes-' + when)) as f:
+            pipes = [int(x) for x in f.read().split()]
+        if mode == 'closefds':
+            check((pipes or when == 'after') and all(1000 <= p < 1024 for p in pipes),
+                  what + ": libunwind's pipe at the top of the first 1024 descriptors, "
+                  + when + ' close_range', pipes)
     conn = open_db(db)
     m = meta(conn)
     stored = scalar(conn, "SELECT count(*) FROM copies WHERE api = 'cudaMemcpy'")
