@@ -310,6 +310,40 @@ static int start(void)
     return ST_ON;
 }
 
+static void *start_main(void *arg)
+{
+    xp_depth = 1;   /* nothing this thread does is the program's */
+    *(int *)arg = start();
+    return NULL;
+}
+
+/* start() on a thread of its own with a stack of a known size: it takes
+ * about 40 KiB (SQLite, paths), and the program's first CUDA call may come
+ * from a thread with a 16 KiB stack, or a signal handler on a small
+ * alternate one.  The thread takes none of the program's signals.  Only if
+ * no thread can be made does start() run on the caller's stack. */
+static int start_on_own_stack(void)
+{
+    int next = ST_DISABLED;
+    pthread_attr_t attr;
+    pthread_t t;
+    bool made = false;
+    if (pthread_attr_init(&attr) == 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        made = pthread_attr_setstacksize(&attr, 512 * 1024) == 0 &&
+               pthread_create(&t, &attr, start_main, &next) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (made)
+        pthread_join(t, NULL);
+    else
+        next = start();
+    return next;
+}
+
 bool xp_engine_ready(void)
 {
     int s = atomic_load_explicit(&state, memory_order_acquire);
@@ -320,7 +354,7 @@ bool xp_engine_ready(void)
         if (atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
             int saved = errno;
             xp_depth++;
-            int next = start();
+            int next = start_on_own_stack();
             xp_depth--;
             errno = saved;
             atomic_store_explicit(&state, next, memory_order_release);

@@ -7,7 +7,9 @@
  * or without the preload, for test_smallstack.py:
  *   "small thread tid N copies C deep D"   (C counts the D deep ones)
  *   "handler copies H on_altstack 1"
- *   "copies T" */
+ *   "copies T"
+ * With the argument "first" the small thread's cudaMalloc is the process's
+ * first CUDA call (the runtime's and the profiler's start-up run there). */
 #include "cap_util.h"
 
 #include <pthread.h>
@@ -28,6 +30,7 @@ static void *dev;
 
 typedef struct {
     long tid;
+    bool first;               /* make the process's first CUDA call */
     int copies, deep;
     unsigned char *lo;        /* the lowest usable byte of the thread's stack */
 } small_arg;
@@ -68,6 +71,8 @@ static void *small_thread(void *p)
     CHECK(pthread_attr_getstack(&attr, &addr, &size) == 0);
     pthread_attr_destroy(&attr);
     a->lo = addr;
+    if (a->first)
+        CHECK_OK(cudaMalloc(&dev, BYTES));
     void *mine = NULL;
     for (int i = 0; i < ROUNDS; i++) {
         CHECK_OK(cudaMalloc(&mine, BYTES));
@@ -99,18 +104,21 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     mprotect((void *)guarded, (size_t)page, PROT_READ | PROT_WRITE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bool small_first = argc > 1 && strcmp(argv[1], "first") == 0;
     for (int i = 0; i < BYTES; i++)
         up[i] = xpt_pattern((size_t)i, 17);
     /* The process's first CUDA call (the runtime's start-up) on the main
-     * thread's ordinary stack. */
-    CHECK_OK(cudaMalloc(&dev, BYTES));
+     * thread's ordinary stack, unless the small thread is to make it. */
+    if (!small_first)
+        CHECK_OK(cudaMalloc(&dev, BYTES));
 
     pthread_attr_t attr;
     pthread_t t;
     small_arg a = {0};
     CHECK(pthread_attr_init(&attr) == 0);
+    a.first = small_first;
     CHECK(pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN) == 0);
     CHECK(pthread_create(&t, &attr, small_thread, &a) == 0);
     CHECK(pthread_join(t, NULL) == 0);
