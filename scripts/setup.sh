@@ -31,19 +31,21 @@ done
 # NVIDIA's CUDA 12 runtime headers, which the simulator's libcudart.so.12 is
 # built against (sim/meson.build). pip keeps its cache in ~/.cache/pip, so a
 # fresh clone installs again without downloading the wheels again.
+# numpy: torch warns on every run without it.
 TORCH_VERSION=2.5.1
+NUMPY_VERSION=2.1.3
 install_torch() {
   local py=.venv/bin/python3
-  if [ -x "$py" ] && "$py" - "$TORCH_VERSION" <<'PY' 2>/dev/null
+  if [ -x "$py" ] && "$py" - "$TORCH_VERSION" "$NUMPY_VERSION" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
-sys.exit(0 if m.version('torch') == sys.argv[1] else 1)
+sys.exit(0 if (m.version('torch'), m.version('numpy')) == tuple(sys.argv[1:3]) else 1)
 PY
   then
     return 0
   fi
   echo "xferprof setup: installing torch $TORCH_VERSION into .venv (several GB the first time)" >&2
   [ -x "$py" ] || /usr/bin/python3 -m venv .venv
-  "$py" -m pip install -q "torch==$TORCH_VERSION"
+  "$py" -m pip install -q "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION"
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
