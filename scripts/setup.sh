@@ -43,7 +43,7 @@ PY
   then
     return 0
   fi
-  echo "xferprof setup: installing torch $TORCH_VERSION into .venv (several GB the first time)" >&2
+  echo "xferprof setup: installing torch $TORCH_VERSION and numpy $NUMPY_VERSION into .venv (several GB the first time)" >&2
   [ -x "$py" ] || /usr/bin/python3 -m venv .venv
   "$py" -m pip install -q "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION"
 }
