@@ -747,7 +747,7 @@ int xp_command_run(int argc, char **argv)
      * (PyTorch's wheels), which LD_LIBRARY_PATH cannot override: a loaded
      * library satisfies every NEEDED entry of its SONAME. */
     char cudart12[PATH_MAX];
-    int n12 = o.sim ? snprintf(cudart12, sizeof cudart12, "%s/cuda12/libcudart.so.12", simdir) : -1;
+    int n12 = o.sim ? snprintf(cudart12, sizeof cudart12, "%s/cuda12/libxpsim_cudart12.so", simdir) : -1;
     bool sim12 = n12 > 0 && (size_t)n12 < sizeof cudart12 && !strpbrk(cudart12, ": ") &&
                  access(cudart12, R_OK) == 0;
     if (setenv("XFERPROF_MANIFEST", manifest, 1) != 0 ||

@@ -38,7 +38,7 @@ def parse_torch_args():
     if probe is None or probe.returncode != 0:
         fatal('torch is not installed in %s: run scripts/setup.sh' % args.python,
               probe.stderr.decode('utf-8', 'replace') if probe else '')
-    cudart12 = os.path.join(args.sim_dir, 'cuda12', 'libcudart.so.12')
+    cudart12 = os.path.join(args.sim_dir, 'cuda12', 'libxpsim_cudart12.so')
     if not os.path.exists(cudart12):
         fatal('%s was not built: NVIDIA\'s CUDA 12 headers come with torch (scripts/setup.sh), '
               'then reconfigure the build' % cudart12)
