@@ -53,7 +53,7 @@ static void xp_run_usage(FILE *f)
             "  -q, --quiet           no warnings from the profiler and no summary\n"
             "                        (env XFERPROF_QUIET=1)\n"
             "      --sim             run on the simulated CUDA platform (puts its folder\n"
-            "                        first in LD_LIBRARY_PATH)\n"
+            "                        first in LD_LIBRARY_PATH, preloads its libcudart.so.12)\n"
             "  -h, --help            this text\n"
             "\n"
             "Environment:\n"
@@ -741,7 +741,18 @@ int xp_command_run(int argc, char **argv)
     int mfd = xp_make_manifest(manifest, sizeof manifest);
     if (mfd < 0)
         return XP_RUN_FAILED;
-    if (setenv("XFERPROF_MANIFEST", manifest, 1) != 0 || xp_prepend_env("LD_PRELOAD", preload) != 0 ||
+    /* --sim: the simulator's libcudart.so.12 is preloaded too, after the
+     * profiler (whose hooks must come first). It stands in for NVIDIA's CUDA
+     * 12 runtime even where a program finds that one through an RPATH
+     * (PyTorch's wheels), which LD_LIBRARY_PATH cannot override: a loaded
+     * library satisfies every NEEDED entry of its SONAME. */
+    char cudart12[PATH_MAX];
+    int n12 = o.sim ? snprintf(cudart12, sizeof cudart12, "%s/cuda12/libxpsim_cudart12.so", simdir) : -1;
+    bool sim12 = n12 > 0 && (size_t)n12 < sizeof cudart12 && !strpbrk(cudart12, ": ") &&
+                 access(cudart12, R_OK) == 0;
+    if (setenv("XFERPROF_MANIFEST", manifest, 1) != 0 ||
+        (sim12 && xp_prepend_env("LD_PRELOAD", cudart12) != 0) ||
+        xp_prepend_env("LD_PRELOAD", preload) != 0 ||
         xp_set_nvtx_injection(preload, cfg.quiet) != 0 ||
         (o.sim && xp_prepend_env("LD_LIBRARY_PATH", simdir) != 0)) {
         fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));

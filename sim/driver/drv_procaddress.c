@@ -2,6 +2,8 @@
  * and the per-thread-default-stream flag to one exported variant. */
 #include "xpsim_driver.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,4 +241,52 @@ XPSIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 XPSIM_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     return get_proc_address(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+/* ---- cuGetExportTable ----------------------------------------------------- */
+
+/* The libraries already told about (their load addresses), so that each is
+ * named once however often it asks; owned by cuGetExportTable. */
+static pthread_mutex_t g_told_lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *g_told[16];
+static unsigned g_ntold;
+
+static bool first_time_for(const void *base)
+{
+    bool first = true;
+    pthread_mutex_lock(&g_told_lock);
+    for (unsigned i = 0; i < g_ntold && first; i++)
+        first = g_told[i] != base;
+    if (first && g_ntold < sizeof g_told / sizeof g_told[0])
+        g_told[g_ntold++] = base;
+    pthread_mutex_unlock(&g_told_lock);
+    return first;
+}
+
+/* NVIDIA's private interface: tables of undocumented functions behind UUIDs,
+ * which the CUDA runtime linked statically into cuBLAS, cuDNN, NCCL, cuFFT
+ * and the like needs before anything else. It cannot be simulated, and those
+ * libraries then fail with a status of their own that names nothing
+ * (PyTorch: "CUBLAS_STATUS_NOT_INITIALIZED when calling cublasCreate"), so the
+ * simulator says on stderr, whatever XFERPROF_SIM_DEBUG says, which library
+ * asked for which missing function. Never a crash: the call fails. */
+XPSIM_API CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+{
+    (void)pExportTableId;
+    Dl_info info;
+    const char *who = "a library";
+    const void *base = NULL;
+    if (dladdr(__builtin_return_address(0), &info) != 0 && info.dli_fname != NULL) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        who = slash != NULL ? slash + 1 : info.dli_fname;
+        base = info.dli_fbase;
+    }
+    if (first_time_for(base))
+        xpsim_log_write("%s called cuGetExportTable, NVIDIA's private driver interface, which the "
+                        "simulator does not have: %s cannot run on the simulator (nor can cuBLAS, "
+                        "cuDNN, NCCL or any library with the CUDA runtime linked in statically); "
+                        "the call fails with CUDA_ERROR_NOT_SUPPORTED", who, who);
+    if (ppExportTable != NULL)
+        *ppExportTable = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
 }

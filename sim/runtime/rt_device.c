@@ -1,5 +1,6 @@
 /* rt_device.c: device selection, properties, attributes, sync, reset, flags, versions. */
 #include "rt_internal.h"
+#include "rt_abi.h"
 
 #include <string.h>
 
@@ -63,151 +64,31 @@ XPRT_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, uns
     return xprt_result(e);
 }
 
-typedef enum prop_type { P_INT, P_UINT, P_SIZE } prop_type;
-
-typedef struct prop_attr {
-    size_t offset;
-    prop_type type;
-    CUdevice_attribute attr;
-} prop_attr;
-
-#define PI(field, a) {offsetof(struct cudaDeviceProp, field), P_INT, CU_DEVICE_ATTRIBUTE_##a}
-#define PU(field, a) {offsetof(struct cudaDeviceProp, field), P_UINT, CU_DEVICE_ATTRIBUTE_##a}
-#define PS(field, a) {offsetof(struct cudaDeviceProp, field), P_SIZE, CU_DEVICE_ATTRIBUTE_##a}
-
-/* Every field of struct cudaDeviceProp that has a device attribute, which is
- * how NVIDIA's runtime fills it. */
-static const prop_attr g_props[] = {
-    PS(sharedMemPerBlock, MAX_SHARED_MEMORY_PER_BLOCK),
-    PI(regsPerBlock, MAX_REGISTERS_PER_BLOCK),
-    PI(warpSize, WARP_SIZE),
-    PS(memPitch, MAX_PITCH),
-    PI(maxThreadsPerBlock, MAX_THREADS_PER_BLOCK),
-    PI(maxThreadsDim[0], MAX_BLOCK_DIM_X),
-    PI(maxThreadsDim[1], MAX_BLOCK_DIM_Y),
-    PI(maxThreadsDim[2], MAX_BLOCK_DIM_Z),
-    PI(maxGridSize[0], MAX_GRID_DIM_X),
-    PI(maxGridSize[1], MAX_GRID_DIM_Y),
-    PI(maxGridSize[2], MAX_GRID_DIM_Z),
-    PS(totalConstMem, TOTAL_CONSTANT_MEMORY),
-    PI(major, COMPUTE_CAPABILITY_MAJOR),
-    PI(minor, COMPUTE_CAPABILITY_MINOR),
-    PS(textureAlignment, TEXTURE_ALIGNMENT),
-    PS(texturePitchAlignment, TEXTURE_PITCH_ALIGNMENT),
-    PI(multiProcessorCount, MULTIPROCESSOR_COUNT),
-    PI(integrated, INTEGRATED),
-    PI(canMapHostMemory, CAN_MAP_HOST_MEMORY),
-    PI(maxTexture1D, MAXIMUM_TEXTURE1D_WIDTH),
-    PI(maxTexture1DMipmap, MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH),
-    PI(maxTexture2D[0], MAXIMUM_TEXTURE2D_WIDTH),
-    PI(maxTexture2D[1], MAXIMUM_TEXTURE2D_HEIGHT),
-    PI(maxTexture2DMipmap[0], MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH),
-    PI(maxTexture2DMipmap[1], MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT),
-    PI(maxTexture2DLinear[0], MAXIMUM_TEXTURE2D_LINEAR_WIDTH),
-    PI(maxTexture2DLinear[1], MAXIMUM_TEXTURE2D_LINEAR_HEIGHT),
-    PI(maxTexture2DLinear[2], MAXIMUM_TEXTURE2D_LINEAR_PITCH),
-    PI(maxTexture2DGather[0], MAXIMUM_TEXTURE2D_GATHER_WIDTH),
-    PI(maxTexture2DGather[1], MAXIMUM_TEXTURE2D_GATHER_HEIGHT),
-    PI(maxTexture3D[0], MAXIMUM_TEXTURE3D_WIDTH),
-    PI(maxTexture3D[1], MAXIMUM_TEXTURE3D_HEIGHT),
-    PI(maxTexture3D[2], MAXIMUM_TEXTURE3D_DEPTH),
-    PI(maxTexture3DAlt[0], MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE),
-    PI(maxTexture3DAlt[1], MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE),
-    PI(maxTexture3DAlt[2], MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE),
-    PI(maxTextureCubemap, MAXIMUM_TEXTURECUBEMAP_WIDTH),
-    PI(maxTexture1DLayered[0], MAXIMUM_TEXTURE1D_LAYERED_WIDTH),
-    PI(maxTexture1DLayered[1], MAXIMUM_TEXTURE1D_LAYERED_LAYERS),
-    PI(maxTexture2DLayered[0], MAXIMUM_TEXTURE2D_LAYERED_WIDTH),
-    PI(maxTexture2DLayered[1], MAXIMUM_TEXTURE2D_LAYERED_HEIGHT),
-    PI(maxTexture2DLayered[2], MAXIMUM_TEXTURE2D_LAYERED_LAYERS),
-    PI(maxTextureCubemapLayered[0], MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH),
-    PI(maxTextureCubemapLayered[1], MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS),
-    PI(maxSurface1D, MAXIMUM_SURFACE1D_WIDTH),
-    PI(maxSurface2D[0], MAXIMUM_SURFACE2D_WIDTH),
-    PI(maxSurface2D[1], MAXIMUM_SURFACE2D_HEIGHT),
-    PI(maxSurface3D[0], MAXIMUM_SURFACE3D_WIDTH),
-    PI(maxSurface3D[1], MAXIMUM_SURFACE3D_HEIGHT),
-    PI(maxSurface3D[2], MAXIMUM_SURFACE3D_DEPTH),
-    PI(maxSurface1DLayered[0], MAXIMUM_SURFACE1D_LAYERED_WIDTH),
-    PI(maxSurface1DLayered[1], MAXIMUM_SURFACE1D_LAYERED_LAYERS),
-    PI(maxSurface2DLayered[0], MAXIMUM_SURFACE2D_LAYERED_WIDTH),
-    PI(maxSurface2DLayered[1], MAXIMUM_SURFACE2D_LAYERED_HEIGHT),
-    PI(maxSurface2DLayered[2], MAXIMUM_SURFACE2D_LAYERED_LAYERS),
-    PI(maxSurfaceCubemap, MAXIMUM_SURFACECUBEMAP_WIDTH),
-    PI(maxSurfaceCubemapLayered[0], MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH),
-    PI(maxSurfaceCubemapLayered[1], MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS),
-    PS(surfaceAlignment, SURFACE_ALIGNMENT),
-    PI(concurrentKernels, CONCURRENT_KERNELS),
-    PI(ECCEnabled, ECC_ENABLED),
-    PI(pciBusID, PCI_BUS_ID),
-    PI(pciDeviceID, PCI_DEVICE_ID),
-    PI(pciDomainID, PCI_DOMAIN_ID),
-    PI(tccDriver, TCC_DRIVER),
-    PI(asyncEngineCount, ASYNC_ENGINE_COUNT),
-    PI(unifiedAddressing, UNIFIED_ADDRESSING),
-    PI(memoryBusWidth, GLOBAL_MEMORY_BUS_WIDTH),
-    PI(l2CacheSize, L2_CACHE_SIZE),
-    PI(persistingL2CacheMaxSize, MAX_PERSISTING_L2_CACHE_SIZE),
-    PI(maxThreadsPerMultiProcessor, MAX_THREADS_PER_MULTIPROCESSOR),
-    PI(streamPrioritiesSupported, STREAM_PRIORITIES_SUPPORTED),
-    PI(globalL1CacheSupported, GLOBAL_L1_CACHE_SUPPORTED),
-    PI(localL1CacheSupported, LOCAL_L1_CACHE_SUPPORTED),
-    PS(sharedMemPerMultiprocessor, MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
-    PI(regsPerMultiprocessor, MAX_REGISTERS_PER_MULTIPROCESSOR),
-    PI(managedMemory, MANAGED_MEMORY),
-    PI(isMultiGpuBoard, MULTI_GPU_BOARD),
-    PI(multiGpuBoardGroupID, MULTI_GPU_BOARD_GROUP_ID),
-    PI(hostNativeAtomicSupported, HOST_NATIVE_ATOMIC_SUPPORTED),
-    PI(pageableMemoryAccess, PAGEABLE_MEMORY_ACCESS),
-    PI(concurrentManagedAccess, CONCURRENT_MANAGED_ACCESS),
-    PI(computePreemptionSupported, COMPUTE_PREEMPTION_SUPPORTED),
-    PI(canUseHostPointerForRegisteredMem, CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM),
-    PI(cooperativeLaunch, COOPERATIVE_LAUNCH),
-    PS(sharedMemPerBlockOptin, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-    PI(pageableMemoryAccessUsesHostPageTables, PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES),
-    PI(directManagedMemAccessFromHost, DIRECT_MANAGED_MEM_ACCESS_FROM_HOST),
-    PI(maxBlocksPerMultiProcessor, MAX_BLOCKS_PER_MULTIPROCESSOR),
-    PI(accessPolicyMaxWindowSize, MAX_ACCESS_POLICY_WINDOW_SIZE),
-    PS(reservedSharedMemPerBlock, RESERVED_SHARED_MEMORY_PER_BLOCK),
-    PI(hostRegisterSupported, HOST_REGISTER_SUPPORTED),
-    PI(sparseCudaArraySupported, SPARSE_CUDA_ARRAY_SUPPORTED),
-    PI(hostRegisterReadOnlySupported, READ_ONLY_HOST_REGISTER_SUPPORTED),
-    PI(timelineSemaphoreInteropSupported, TIMELINE_SEMAPHORE_INTEROP_SUPPORTED),
-    PI(memoryPoolsSupported, MEMORY_POOLS_SUPPORTED),
-    PI(gpuDirectRDMASupported, GPU_DIRECT_RDMA_SUPPORTED),
-    PU(gpuDirectRDMAFlushWritesOptions, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS),
-    PI(gpuDirectRDMAWritesOrdering, GPU_DIRECT_RDMA_WRITES_ORDERING),
-    PU(memoryPoolSupportedHandleTypes, MEMPOOL_SUPPORTED_HANDLE_TYPES),
-    PI(deferredMappingCudaArraySupported, DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED),
-    PI(ipcEventSupported, IPC_EVENT_SUPPORTED),
-    PI(clusterLaunch, CLUSTER_LAUNCH),
-    PI(unifiedFunctionPointers, UNIFIED_FUNCTION_POINTERS),
-    PI(deviceNumaConfig, NUMA_CONFIG),
-    PI(deviceNumaId, NUMA_ID),
-    PI(mpsEnabled, MPS_ENABLED),
-    PI(hostNumaId, HOST_NUMA_ID),
-    PU(gpuPciDeviceID, GPU_PCI_DEVICE_ID),
-    PU(gpuPciSubsystemID, GPU_PCI_SUBSYSTEM_ID),
-    PI(hostNumaMultinodeIpcSupported, HOST_NUMA_MULTINODE_IPC_SUPPORTED),
+/* Every field of CUDA 13's struct cudaDeviceProp that has a device attribute. */
+static const xprt_prop_attr g_props[] = {
+    XPRT_PROPS_COMMON(XPRT_PROP_I, XPRT_PROP_U, XPRT_PROP_S)
+    XPRT_PROP_I(deviceNumaConfig, NUMA_CONFIG)
+    XPRT_PROP_I(deviceNumaId, NUMA_ID)
+    XPRT_PROP_I(mpsEnabled, MPS_ENABLED)
+    XPRT_PROP_I(hostNumaId, HOST_NUMA_ID)
+    XPRT_PROP_U(gpuPciDeviceID, GPU_PCI_DEVICE_ID)
+    XPRT_PROP_U(gpuPciSubsystemID, GPU_PCI_SUBSYSTEM_ID)
+    XPRT_PROP_I(hostNumaMultinodeIpcSupported, HOST_NUMA_MULTINODE_IPC_SUPPORTED)
 };
 
-#undef PI
-#undef PU
-#undef PS
-
-static void store_prop(struct cudaDeviceProp *prop, const prop_attr *p, int value)
+static void store_prop(char *prop, const xprt_prop_attr *p, int value)
 {
-    char *field = (char *)prop + p->offset;
+    char *field = prop + p->offset;
     switch (p->type) {
-    case P_INT:
+    case XPRT_P_INT:
         memcpy(field, &value, sizeof value);
         break;
-    case P_UINT: {
+    case XPRT_P_UINT: {
         unsigned u = (unsigned)value;
         memcpy(field, &u, sizeof u);
         break;
     }
-    case P_SIZE: {
+    case XPRT_P_SIZE: {
         /* The driver reports sizes as int; negative means nothing sensible. */
         size_t s = value < 0 ? 0 : (size_t)value;
         memcpy(field, &s, sizeof s);
@@ -216,8 +97,9 @@ static void store_prop(struct cudaDeviceProp *prop, const prop_attr *p, int valu
     }
 }
 
-XPRT_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+int xprt_device_properties(void *prop_out, const xprt_prop_layout *layout, int device)
 {
+    char *prop = prop_out;
     if (prop == NULL)
         return xprt_result(cudaErrorInvalidValue);
     cudaError_t e = init_device(device);
@@ -228,27 +110,37 @@ XPRT_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int
     CUresult r = XPRT_CALL(d, cuDeviceGet, &dev, device);
     if (r != CUDA_SUCCESS)
         return xprt_result_cu(r);
-    memset(prop, 0, sizeof *prop);
-    r = XPRT_CALL(d, cuDeviceGetName, prop->name, (int)sizeof prop->name, dev);
+    memset(prop, 0, layout->size);
+    char *name = prop + layout->name_offset;
+    r = XPRT_CALL(d, cuDeviceGetName, name, (int)layout->name_size, dev);
     if (r != CUDA_SUCCESS)
         return xprt_result_cu(r);
-    prop->name[sizeof prop->name - 1] = '\0';
+    name[layout->name_size - 1] = '\0';
     CUuuid uuid;
     if (XPRT_CALL(d, cuDeviceGetUuid, &uuid, dev) == CUDA_SUCCESS)
-        memcpy(&prop->uuid, &uuid, sizeof prop->uuid);
+        memcpy(prop + layout->uuid_offset, &uuid, sizeof uuid);
     size_t total = 0;
     r = XPRT_CALL(d, cuDeviceTotalMem, &total, dev);
     if (r != CUDA_SUCCESS)
         return xprt_result_cu(r);
-    prop->totalGlobalMem = total;
+    memcpy(prop + layout->total_mem_offset, &total, sizeof total);
     /* An attribute the driver does not know stays zero, as do the fields
      * without an attribute (luid is undefined off Windows anyway). */
-    for (size_t i = 0; i < sizeof g_props / sizeof g_props[0]; i++) {
+    for (size_t i = 0; i < layout->nattrs; i++) {
         int value = 0;
-        if (XPRT_CALL(d, cuDeviceGetAttribute, &value, g_props[i].attr, dev) == CUDA_SUCCESS)
-            store_prop(prop, &g_props[i], value);
+        if (XPRT_CALL(d, cuDeviceGetAttribute, &value, (CUdevice_attribute)layout->attrs[i].attr,
+                      dev) == CUDA_SUCCESS)
+            store_prop(prop, &layout->attrs[i], value);
     }
     return cudaSuccess;
+}
+
+/* CUDA 12 has another struct cudaDeviceProp under this name (rt_abi12.c). */
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaGetDeviceProperties, xprt_cuda13_GetDeviceProperties)(
+    struct cudaDeviceProp *prop, int device)
+{
+    xprt_prop_layout layout = XPRT_PROP_LAYOUT(g_props);
+    return (cudaError_t)xprt_device_properties(prop, &layout, device);
 }
 
 XPRT_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
@@ -401,7 +293,7 @@ XPRT_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
     if (runtimeVersion == NULL)
         return xprt_result(cudaErrorInvalidValue);
-    *runtimeVersion = CUDART_VERSION;
+    *runtimeVersion = XPRT_RUNTIME_VERSION;
     return cudaSuccess;
 }
 

@@ -31,7 +31,7 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned int 
             return xprt_result(cudaErrorInvalidValue);
     } else {
         /* The deprecated form asks for the runtime's own version. */
-        cudaVersion = CUDART_VERSION;
+        cudaVersion = XPRT_RUNTIME_VERSION;
     }
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     void *pfn = NULL;

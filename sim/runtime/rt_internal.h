@@ -27,6 +27,35 @@
 
 #define XPRT_EXPORT __attribute__((visibility("default")))
 
+/* The same sources also build libcudart.so.12 (sim/cuda12/), with
+ * XPRT_CUDART12 set to that runtime's CUDART_VERSION. A few names have another
+ * signature in CUDA 12: there the CUDA 13 definition takes the name of its
+ * CUDA 12 twin of the same signature (cudaMemPrefetchAsync ->
+ * cudaMemPrefetchAsync_v2), or a name of its own that the version script keeps
+ * local, and rt_abi12.c defines the CUDA 12 name. */
+#ifdef XPRT_CUDART12
+#define XPRT_ABI13(name, name12) name12
+#define XPRT_RUNTIME_VERSION XPRT_CUDART12
+#else
+#define XPRT_ABI13(name, name12) name
+#define XPRT_RUNTIME_VERSION CUDART_VERSION
+#endif
+
+#ifdef XPRT_CUDART12
+/* The renamed CUDA 13 definitions, which CUDA 13's headers do not declare. */
+cudaError_t xprt_cuda13_GetDeviceProperties(struct cudaDeviceProp *prop, int device);
+cudaError_t xprt_cuda13_PointerGetAttributes(struct cudaPointerAttributes *attributes,
+                                             const void *ptr);
+cudaError_t cudaMemPrefetchAsync_v2(const void *devPtr, size_t count,
+                                    struct cudaMemLocation location, unsigned int flags,
+                                    cudaStream_t stream);
+cudaError_t cudaMemPrefetchAsync_v2_ptsz(const void *devPtr, size_t count,
+                                         struct cudaMemLocation location, unsigned int flags,
+                                         cudaStream_t stream);
+cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
+                             struct cudaMemLocation location);
+#endif
+
 /* ---- nvcc's private entry points (crt/host_runtime.h, crt/device_functions.h
  * declare them only for C++ host code); the prototypes follow those headers. */
 XPRT_EXPORT void **__cudaRegisterFatBinary(void *fatCubin);

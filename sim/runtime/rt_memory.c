@@ -1,5 +1,6 @@
 /* rt_memory.c: device, pinned, registered and managed memory; pointer attributes. */
 #include "rt_internal.h"
+#include "rt_abi.h"
 
 #include <string.h>
 
@@ -240,22 +241,22 @@ static cudaError_t prefetch(xprt_api api, const void *devPtr, size_t count,
                                     location_of(location), flags, (CUstream)stream));
 }
 
-XPRT_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
-                                             struct cudaMemLocation location, unsigned int flags,
-                                             cudaStream_t stream)
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaMemPrefetchAsync, cudaMemPrefetchAsync_v2)(
+    const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+    cudaStream_t stream)
 {
     return prefetch(XPRT_LEGACY, devPtr, count, location, flags, stream);
 }
 
-XPRT_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count,
-                                                  struct cudaMemLocation location,
-                                                  unsigned int flags, cudaStream_t stream)
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaMemPrefetchAsync_ptsz, cudaMemPrefetchAsync_v2_ptsz)(
+    const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+    cudaStream_t stream)
 {
     return prefetch(XPRT_PTDS, devPtr, count, location, flags, stream);
 }
 
-XPRT_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
-                                      struct cudaMemLocation location)
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaMemAdvise, cudaMemAdvise_v2)(
+    const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
 {
     const xprt_drv *d;
     cudaError_t e = enter(&d);
@@ -330,8 +331,12 @@ cudaError_t xprt_classify(const xprt_drv *d, const void *ptr, xprt_ptr_info *out
     return cudaSuccess;
 }
 
-XPRT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
-                                                 const void *ptr)
+_Static_assert(sizeof(struct cudaPointerAttributes) <= XPRT_POINTER_ATTRIBUTES_ROOM,
+               "rt_abi12.c's buffer for CUDA 13's cudaPointerAttributes");
+
+/* CUDA 12's struct is shorter (no reserved tail): rt_abi12.c copies its part. */
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaPointerGetAttributes, xprt_cuda13_PointerGetAttributes)(
+    struct cudaPointerAttributes *attributes, const void *ptr)
 {
     if (attributes == NULL)
         return xprt_result(cudaErrorInvalidValue);
@@ -364,4 +369,9 @@ XPRT_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a
     attributes->devicePointer = ptr_of(info.device_ptr);
     attributes->hostPointer = info.host_ptr;
     return cudaSuccess;
+}
+
+int xprt_pointer_attributes(void *attributes, const void *ptr)
+{
+    return XPRT_ABI13(cudaPointerGetAttributes, xprt_cuda13_PointerGetAttributes)(attributes, ptr);
 }

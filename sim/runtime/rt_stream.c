@@ -1,6 +1,7 @@
 /* rt_stream.c: streams, events and host callbacks, passed through to the driver. */
 /* cudaStream_t is CUstream and cudaEvent_t is CUevent: handles pass as they are. */
 #include "rt_internal.h"
+#include "rt_abi.h"
 
 #include <stdlib.h>
 
@@ -206,6 +207,16 @@ static cudaError_t stream_is_capturing(xprt_api api, cudaStream_t stream,
         return xprt_result_cu(r);
     *status = cudaStreamCaptureStatusNone;
     return cudaSuccess;
+}
+
+int xprt_stream_is_capturing(int ptds, void *stream, int *status)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t e = stream_is_capturing(ptds ? XPRT_PTDS : XPRT_LEGACY, stream,
+                                        status != NULL ? &st : NULL);
+    if (e == cudaSuccess)
+        *status = (int)st;
+    return e;
 }
 
 XPRT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
