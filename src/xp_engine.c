@@ -972,7 +972,15 @@ void xp_note_driver_call(void)
     if (atomic_load_explicit(&driver_call_noted, memory_order_relaxed) ||
         atomic_exchange(&driver_call_noted, true))
         return;
-    if (dl_iterate_phdr(is_libcudart, NULL) == 0) {
+    /* By file name, or by the versioned symbols a runtime defines after us
+     * (a runtime loaded under another file name: the simulator's CUDA 12
+     * stand-in, which `xferprof run --sim` preloads for PyTorch). */
+    static const char *const versions[] = {"libcudart.so.13", "libcudart.so.12",
+                                           "libcudart.so.11"};
+    bool shared = dl_iterate_phdr(is_libcudart, NULL) != 0;
+    for (size_t i = 0; !shared && i < sizeof versions / sizeof versions[0]; i++)
+        shared = dlvsym(RTLD_NEXT, "cudaGetDeviceCount", versions[i]) != NULL;
+    if (!shared) {
         put_meta("runtime", "static");
         put_meta("runtime_note", "no libcudart.so was loaded at the first driver call: the CUDA "
                                  "runtime, if any, is linked statically, and its copies are "
