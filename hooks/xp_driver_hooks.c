@@ -33,10 +33,8 @@ void *xp_drv_resolve(unsigned i)
     if (fn == NULL || fn == xp_drv_entries[i].wrapper) {
         char line[256];
         int n = snprintf(line, sizeof line, "xferprof: %s: no CUDA driver to forward to\n", name);
-        if (n > 0) {
-            ssize_t w = write(STDERR_FILENO, line, (size_t)n);
-            (void)w;
-        }
+        if (n > 0)
+            xp_write_stderr(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         return NULL;
     }
     void *expected = NULL;

@@ -28,10 +28,8 @@ static void say(const char *what)
 {
     char line[256];
     int n = snprintf(line, sizeof line, "xferprof: %s\n", what);
-    if (n > 0) {
-        ssize_t w = write(STDERR_FILENO, line, (size_t)n);
-        (void)w;
-    }
+    if (n > 0)
+        xp_write_stderr(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* ---- the real dlsym and dlvsym ------------------------------------------

@@ -80,13 +80,12 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
         fn = dlsym(RTLD_NEXT, name);
     if (fn != NULL) {
         atomic_store_explicit(slot, fn, memory_order_release);
+        xp_note_runtime_resolved();
     } else if (say) {
         char line[256];
         int n = snprintf(line, sizeof line, "xferprof: %s: no CUDA runtime to forward to\n", name);
-        if (n > 0) {
-            ssize_t w = write(STDERR_FILENO, line, (size_t)n);
-            (void)w;
-        }
+        if (n > 0)
+            xp_write_stderr(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     }
     return fn;
 }

@@ -79,7 +79,7 @@ static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
  * runs fine without us.  SIGPIPE is blocked around the write, and the one
  * the write raised taken back before the mask is restored, unless one was
  * pending already (that one is the program's). */
-static void write_stderr(const char *buf, size_t n)
+void xp_write_stderr(const char *buf, size_t n)
 {
     sigset_t pipe_only, old, pending;
     sigemptyset(&pipe_only);
@@ -113,7 +113,7 @@ static void warn(const char *fmt, ...)
     if ((size_t)n > sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
-    write_stderr(line, (size_t)n);
+    xp_write_stderr(line, (size_t)n);
 }
 
 static uint32_t my_tid(void)
@@ -967,19 +967,24 @@ static int is_libcudart(struct dl_phdr_info *info, size_t size, void *data)
     return strncmp(base, "libcudart.so", 12) == 0;
 }
 
+/* Set once a runtime hook found the real function it forwards to. */
+static _Atomic bool runtime_resolved;
+
+void xp_note_runtime_resolved(void)
+{
+    atomic_store_explicit(&runtime_resolved, true, memory_order_relaxed);
+}
+
 void xp_note_driver_call(void)
 {
     if (atomic_load_explicit(&driver_call_noted, memory_order_relaxed) ||
         atomic_exchange(&driver_call_noted, true))
         return;
-    /* By file name, or by the versioned symbols a runtime defines after us
-     * (a runtime loaded under another file name: the simulator's CUDA 12
-     * stand-in, which `xferprof run --sim` preloads for PyTorch). */
-    static const char *const versions[] = {"libcudart.so.13", "libcudart.so.12",
-                                           "libcudart.so.11"};
-    bool shared = dl_iterate_phdr(is_libcudart, NULL) != 0;
-    for (size_t i = 0; !shared && i < sizeof versions / sizeof versions[0]; i++)
-        shared = dlvsym(RTLD_NEXT, "cudaGetDeviceCount", versions[i]) != NULL;
+    /* A runtime whose entry points the program has called is a shared one
+     * whatever its file is called (the simulator's CUDA 12 stand-in, which
+     * `xferprof run --sim` preloads for PyTorch, is not libcudart.so*). */
+    bool shared = atomic_load_explicit(&runtime_resolved, memory_order_relaxed) ||
+                  dl_iterate_phdr(is_libcudart, NULL) != 0;
     if (!shared) {
         put_meta("runtime", "static");
         put_meta("runtime_note", "no libcudart.so was loaded at the first driver call: the CUDA "

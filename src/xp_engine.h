@@ -187,4 +187,12 @@ int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
  * seen at the driver layer only. */
 void xp_note_driver_call(void);
 
+/* Writes n bytes to stderr without raising SIGPIPE in the program (a pipe
+ * nobody reads would kill it). */
+void xp_write_stderr(const char *buf, size_t n);
+
+/* Called by the runtime hooks when one found the real runtime function it
+ * forwards to: the process uses a shared runtime (for the note above). */
+void xp_note_runtime_resolved(void);
+
 #endif
