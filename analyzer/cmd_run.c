@@ -374,6 +374,22 @@ static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
+    st = NULL;
+    /* Calls that are not in the database: said here, once, with why. */
+    long long lost = 0;
+    char reason[512] = "";
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT value FROM meta WHERE key = 'records_lost'), "
+                                "(SELECT value FROM meta WHERE key = 'records_lost_reason')",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        lost = sqlite3_column_int64(st, 0);
+        const unsigned char *why = sqlite3_column_text(st, 1);
+        snprintf(reason, sizeof reason, "%s", why ? (const char *)why : "no reason recorded");
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
     if (rc != SQLITE_OK) {
         fprintf(stderr, "xferprof: pid %ld: %s: cannot read the database: %s\n", p->pid, shown,
                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -394,6 +410,9 @@ static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
             "xferprof: pid %ld: %s: %lld cop%s, %s H2D, %s D2H, %lld allocation%s live at exit%s%s\n",
             p->pid, shown, copies, copies == 1 ? "y" : "ies", b1, b2, live, live == 1 ? "" : "s", b3,
             recovered ? ", recovered" : "");
+    if (lost > 0)
+        fprintf(stderr, "xferprof: pid %ld: %s: %lld call(s) NOT recorded: %s\n", p->pid, shown,
+                lost, reason);
     return 0;
 }
 

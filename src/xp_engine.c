@@ -61,6 +61,16 @@ static struct {
     bool stop;
 } S = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
 static _Atomic uint64_t next_alloc_id = 1;
+/* Calls whose record could not be reserved in the journal: records_lost
+ * counts calls, and the journal's own count also has the stack, module and
+ * meta records that did not fit. */
+static _Atomic uint64_t calls_lost;
+
+void xp_engine_call_lost(void)
+{
+    atomic_fetch_add_explicit(&calls_lost, 1, memory_order_relaxed);
+}
+
 /* Set in a child forked from this process: its database must not take the
  * parent's name (xp_outfile_choose).  Written by the atfork handler only. */
 static bool forked_child;
@@ -274,6 +284,8 @@ static int start(void)
         unlink(jpath);
         return ST_DISABLED;
     }
+    /* No room for one: then there is none to give back at exit either. */
+    xp_outfile_make_reserve(S.db_path);
     if (xp_journal_open(jpath, &S.reader, err, sizeof err) != 0) {
         warn("xferprof: cannot read back %s: %s; running unprofiled", jpath, err);
         xp_journal_close(S.journal);
@@ -459,10 +471,33 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     put_meta_u64("end_wall_ns", wall_ns());
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
     char err[512];
-    uint64_t lost = xp_journal_lost(S.journal);
-    if (xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err) == 0) {
-        if (lost)
-            xp_ingest_add_lost(S.ingest, lost, xp_journal_lost_reason(S.journal));
+    uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);
+    uint64_t other_lost = xp_journal_lost(S.journal) - lost;
+    int rc = xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err);
+    uint64_t pending = 0;
+    if (rc != 0 && xp_ingest_disk_full(S.ingest)) {
+        /* The disk is full: what the journal still holds will not fit.  The
+         * reserve made at start gives room to say how much that is, and the
+         * journal goes (its records are counted as lost; `recover` would
+         * store them again on top of that count). */
+        xp_outfile_drop_reserve(S.db_path);
+        if (xp_ingest_count_pending(S.ingest, S.reader, &pending, err, sizeof err) == 0) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "%" PRIu64 " call(s) recorded but not stored: the disk was full", pending);
+            rc = xp_ingest_add_lost(S.ingest, pending, why);
+        }
+    }
+    if (rc == 0) {
+        if (lost) {
+            char why[256];
+            if (other_lost)
+                snprintf(why, sizeof why, "%s (and %" PRIu64 " stack, module or meta record(s))",
+                         xp_journal_lost_reason(S.journal), other_lost);
+            else
+                snprintf(why, sizeof why, "%s", xp_journal_lost_reason(S.journal));
+            xp_ingest_add_lost(S.ingest, lost, why);
+        }
         if (in_flight) {
             char why[96];
             snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);
@@ -475,11 +510,17 @@ __attribute__((destructor)) static void xp_engine_unload(void)
         char jpath[PATH_MAX + 8];
         snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
         unlink(jpath);
+        /* Said once, by the launcher from meta when there is one. */
+        uint64_t missing = lost + in_flight + pending;
+        if (missing && S.cfg.manifest[0] == '\0')
+            warn("xferprof: %s: %" PRIu64 " call(s) not recorded (see meta records_lost_reason)",
+                 S.db_path, missing);
     } else {
         /* The journal stays: `xferprof recover` can finish the job. */
         warn("xferprof: could not finish %s: %s (run: xferprof recover %s)", S.db_path, err,
              S.db_path);
     }
+    xp_outfile_drop_reserve(S.db_path);
     xp_depth--;
     errno = saved;
 }
@@ -583,8 +624,10 @@ static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_sco
                           int device)
 {
     xp_call *c = xp_journal_reserve(S.journal, size);
-    if (c == NULL)
+    if (c == NULL) {
+        xp_engine_call_lost();
         return NULL;
+    }
     c->h.type = type;
     c->h.api = (uint16_t)api;
     c->h.size = size;

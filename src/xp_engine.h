@@ -187,6 +187,10 @@ int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
  * seen at the driver layer only. */
 void xp_note_driver_call(void);
 
+/* A call whose record did not fit in the journal (counted in records_lost
+ * at exit, with the journal's reason). */
+void xp_engine_call_lost(void);
+
 /* Writes n bytes to stderr without raising SIGPIPE in the program (a pipe
  * nobody reads would kill it). */
 void xp_write_stderr(const char *buf, size_t n);

@@ -33,6 +33,9 @@
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
 #define XP_MAX_FRAMES      256
 #define XP_JOURNAL_SUFFIX  ".xpj"
+/* Disk space a live writer sets aside beside its database (see
+ * xp_outfile.h), removed at its exit or by the recovery of its journal. */
+#define XP_RESERVE_SUFFIX  ".xpr"
 
 typedef struct xp_journal_header {
     uint64_t magic;           /* XP_JOURNAL_MAGIC */

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,6 +153,7 @@ struct xp_ingest {
     unsigned txn_records;     /* records stored in the open transaction */
     long long data_version;   /* PRAGMA data_version after our last look */
     bool failed;              /* a record callback hit an error: ig->err says */
+    bool full;                /* ... and that error was SQLite's "disk is full" */
     char err[512];
 
     /* Where each chunk stands: offset just past the last record stored
@@ -190,6 +192,8 @@ static void xp_set_err(xp_ingest *ig, const char *fmt, ...)
 
 static int xp_db_fail(xp_ingest *ig)
 {
+    if ((sqlite3_errcode(ig->db) & 0xff) == SQLITE_FULL)
+        ig->full = true;
     xp_set_err(ig, "%s", sqlite3_errmsg(ig->db));
     return -1;
 }
@@ -1315,6 +1319,7 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
 int xp_ingest_pass(xp_ingest *ig, xp_journal_reader *r, bool final, char *err, size_t errlen)
 {
     ig->failed = false;
+    ig->full = false;
     ig->err[0] = '\0';
     /* During the run, a pass with nothing new to store opens nothing. */
     if (!final && xp_journal_read(r, xp_stop_at_first, NULL, false, NULL) == 0)
@@ -1370,6 +1375,48 @@ fail:
     xp_detach(ig, false);
     xp_copy_err(ig, err, errlen);
     return -1;
+}
+
+bool xp_ingest_disk_full(const xp_ingest *ig)
+{
+    return ig->full;
+}
+
+/* Counts the calls among the records it is given. */
+static int xp_count_calls(void *user, const xp_rec_header *h, uint64_t chunk, uint32_t offset)
+{
+    (void)chunk, (void)offset;
+    switch (h->type) {
+    case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
+    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_NVTX:
+        ++*(uint64_t *)user;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+int xp_ingest_count_pending(xp_ingest *ig, xp_journal_reader *r, uint64_t *calls, char *err,
+                            size_t errlen)
+{
+    *calls = 0;
+    ig->failed = false;
+    if (xp_attach(ig, 0) != 0) {
+        xp_copy_err(ig, err, errlen);
+        return -1;
+    }
+    int rc = xp_load_progress(ig, r) == 0 &&
+                     xp_journal_read(r, xp_count_calls, calls, true, NULL) == 0
+                 ? 0
+                 : -1;
+    xp_detach(ig, false);
+    if (rc != 0) {
+        if (!ig->failed)
+            xp_set_err(ig, "cannot read the journal");
+        xp_copy_err(ig, err, errlen);
+    }
+    return rc;
 }
 
 int xp_ingest_set_meta(xp_ingest *ig, const char *key, const char *value)
@@ -1442,6 +1489,13 @@ int xp_recover(const char *db_path, bool *did, char *err, size_t errlen)
             rc = 0;   /* nothing to recover */
         goto out;
     }
+    /* The dead writer's reserve (PATH.xpr) is room this recovery may need:
+     * given back first (only a regular file; it is ours by its name). */
+    char rpath[PATH_MAX + sizeof XP_RESERVE_SUFFIX];
+    struct stat rs;
+    if ((size_t)snprintf(rpath, sizeof rpath, "%s%s", db_path, XP_RESERVE_SUFFIX) < sizeof rpath &&
+        lstat(rpath, &rs) == 0 && S_ISREG(rs.st_mode))
+        unlink(rpath);
     char why[256] = "";
     if (xp_journal_open(jpath, &r, why, sizeof why) != 0) {
         /* Nothing is removed: the journal may be all that is left. */

@@ -25,6 +25,17 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
  * Returns 0 or -1 with err set. */
 int xp_ingest_pass(xp_ingest *ig, xp_journal_reader *r, bool final, char *err, size_t errlen);
 
+/* Whether the last xp_ingest_pass failed because the disk (or the
+ * file system's quota) is full. */
+bool xp_ingest_disk_full(const xp_ingest *ig);
+
+/* The calls (copies, allocations, frees, syncs, failed calls, memsets, NVTX
+ * ranges) among the records committed to r's journal that the database has
+ * not stored, counted without storing them.  Returns 0, or -1 with a reason
+ * in err. */
+int xp_ingest_count_pending(xp_ingest *ig, xp_journal_reader *r, uint64_t *calls, char *err,
+                            size_t errlen);
+
 /* Sets meta(key) = value (insert or replace). */
 int xp_ingest_set_meta(xp_ingest *ig, const char *key, const char *value);
 

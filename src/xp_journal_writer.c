@@ -137,6 +137,7 @@ typedef struct xp_writer_tls {
     char *next;                    /* where the next record goes */
     char *end;                     /* end of the chunk */
     uint64_t gen;                  /* the journal it belongs to; 0: none */
+    uint64_t chunk;                /* its index + 1 (0: none yet) */
 } xp_writer_tls;
 static __thread xp_writer_tls xp_tls __attribute__((tls_model("initial-exec")));
 
@@ -300,14 +301,25 @@ static bool xp_owned(const xp_journal *j)
  * right after; a thread-local would cost TLS every thread pays for). */
 static __thread char *xp_spare_end __attribute__((tls_model("initial-exec")));
 
+/* The index of the chunk that ends at end. */
+static uint64_t xp_chunk_index(const char *end)
+{
+    return ((const xp_chunk_header *)(end - XP_CHUNK_SIZE))->index;
+}
+
 /* A rest of an ended thread's chunk with room for a record of `size`
- * bytes, or NULL; its end in xp_spare_end. */
-static char *xp_take_spare(xp_journal *j, uint32_t size)
+ * bytes, after every chunk the calling thread wrote before (`after`: the
+ * last one's index + 1, 0 for none): readers deliver chunks in index order,
+ * and a thread's records must reach them in the order it wrote them (NVTX
+ * push and pop, an allocation and its free).  NULL if none; its end in
+ * xp_spare_end. */
+static char *xp_take_spare(xp_journal *j, uint32_t size, uint64_t after)
 {
     char *p = NULL;
     pthread_mutex_lock(&j->spare_lock);
     for (unsigned i = j->n_spare; i-- > 0;) {
-        if ((size_t)(j->spare[i].end - j->spare[i].next) >= size) {
+        if ((size_t)(j->spare[i].end - j->spare[i].next) >= size &&
+            xp_chunk_index(j->spare[i].end) + 1 > after) {
             p = j->spare[i].next;
             xp_spare_end = j->spare[i].end;
             j->spare[i] = j->spare[--j->n_spare];
@@ -354,11 +366,12 @@ __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint
     xp_writer_tls *t = &xp_tls;
     if (j->has_exit_key && t->gen != j->gen)
         pthread_setspecific(j->exit_key, j);   /* this thread's first chunk of j */
-    char *rest = xp_take_spare(j, size);
+    char *rest = xp_take_spare(j, size, t->gen == j->gen ? t->chunk : 0);
     if (rest != NULL) {
         t->gen = j->gen;
         t->next = rest + size;
         t->end = xp_spare_end;
+        t->chunk = xp_chunk_index(t->end) + 1;
         return rest;
     }
     uint64_t retry = atomic_load_explicit(&j->retry_after, memory_order_relaxed);
@@ -376,6 +389,7 @@ __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint
     t->gen = j->gen;
     t->next = c + sizeof(xp_chunk_header) + size;
     t->end = c + XP_CHUNK_SIZE;
+    t->chunk = ((const xp_chunk_header *)c)->index + 1;
     return c + sizeof(xp_chunk_header);
 lost:
     atomic_fetch_add_explicit(&j->lost, 1, memory_order_relaxed);

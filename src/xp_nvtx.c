@@ -95,8 +95,10 @@ static void put_range(uint8_t op, uint64_t t, uint64_t id, uint64_t parent, uint
     if (j == NULL)
         return;
     xp_rec_nvtx *r = xp_journal_reserve(j, sizeof *r);
-    if (r == NULL)
+    if (r == NULL) {
+        xp_engine_call_lost();
         return;
+    }
     r->h.type = XP_REC_NVTX;
     r->h.size = sizeof *r;
     r->h.tid = xp_engine_tid();

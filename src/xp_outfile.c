@@ -45,7 +45,7 @@ static int check_replaceable(const char *path, bool link_ok, char *err, size_t e
     return -1;
 }
 
-static const char *const companions[] = {"-wal", "-shm", XP_JOURNAL_SUFFIX};
+static const char *const companions[] = {"-wal", "-shm", XP_JOURNAL_SUFFIX, XP_RESERVE_SUFFIX};
 #define N_COMPANIONS (sizeof companions / sizeof companions[0])
 
 /* The database and its companions can all be replaced.  A companion may be
@@ -357,6 +357,32 @@ int xp_outfile_create_db(const char *path, char *err, size_t errlen)
 fail:
     unlink(tmp);
     return -1;
+}
+
+int xp_outfile_make_reserve(const char *path)
+{
+    char buf[PATH_MAX + 16];
+    snprintf(buf, sizeof buf, "%s%s", path, XP_RESERVE_SUFFIX);
+    int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd < 0)
+        return -1;
+    int rc;
+    do
+        rc = posix_fallocate(fd, 0, XP_RESERVE_BYTES);
+    while (rc == EINTR);
+    close(fd);
+    if (rc != 0) {
+        unlink(buf);
+        return -1;
+    }
+    return 0;
+}
+
+void xp_outfile_drop_reserve(const char *path)
+{
+    char buf[PATH_MAX + 16];
+    snprintf(buf, sizeof buf, "%s%s", path, XP_RESERVE_SUFFIX);
+    unlink(buf);
 }
 
 void xp_outfile_remove(const char *path)

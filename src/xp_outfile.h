@@ -35,7 +35,7 @@ int xp_outfile_choose(const xp_outfile_req *q, char *out, size_t outlen, char *n
                       size_t notelen, char *err, size_t errlen);
 
 /* Removes what an earlier run left under path's companion names (-wal,
- * -shm, .xpj): regular files and symbolic links only (a link is removed,
+ * -shm, .xpj, .xpr): regular files and symbolic links only (a link is removed,
  * never followed).  Returns 0, or -1 with a reason in err. */
 int xp_outfile_clear_companions(const char *path, char *err, size_t errlen);
 
@@ -45,6 +45,19 @@ int xp_outfile_clear_companions(const char *path, char *err, size_t errlen);
  * all, and nothing but a regular file or nothing is ever replaced.  Returns
  * 0, or -1 with a reason in err (nothing is left behind). */
 int xp_outfile_create_db(const char *path, char *err, size_t errlen);
+
+/* The reserve beside a database (PATH XP_RESERVE_SUFFIX, xp_format.h): disk
+ * space set aside at start
+ * and given back when the disk is full at exit, so that the database can
+ * still say how many records did not fit (see xp_engine.c). */
+#define XP_RESERVE_BYTES (512 * 1024)
+
+/* Makes path's reserve (O_EXCL|O_NOFOLLOW, its blocks allocated).  Returns
+ * 0, or -1 when it could not (no room: there is then none to give back). */
+int xp_outfile_make_reserve(const char *path);
+
+/* Removes path's reserve, giving its blocks back to the file system. */
+void xp_outfile_drop_reserve(const char *path);
 
 /* Removes the database at path and its companions (after a failed start:
  * only files this process created). */
