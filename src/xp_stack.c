@@ -1,6 +1,7 @@
 /* xp_stack.c: unw_backtrace into a buffer on the stack, XXH3 of the frames as
  * the id, and a lock-free set of ids already written. */
 #include "xp_stack.h"
+#include "xp_python.h"
 #include "xp_seen.h"
 
 #define UNW_LOCAL_ONLY
@@ -66,15 +67,18 @@ typedef struct cached_stack {
     uint64_t generation;
     int depth;                /* the depth asked for */
     int n;
+    uint64_t py;              /* hash of the Python frames (0: none) */
     uintptr_t slot[CACHE_FRAMES];
     uint64_t frame[CACHE_FRAMES];
 } cached_stack;
 static __thread cached_stack cache[CACHE_WAYS] __attribute__((tls_model("initial-exec")));
 static __thread unsigned cache_next __attribute__((tls_model("initial-exec")));
 
-static bool cache_hit(const cached_stack *e, const xp_call_site *site, int depth, uint64_t gen)
+static bool cache_hit(const cached_stack *e, const xp_call_site *site, int depth, uint64_t gen,
+                      uint64_t py)
 {
-    if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen)
+    if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen ||
+        e->py != py)
         return false;
     for (int i = 1; i < e->n; i++)
         if (*(const volatile uintptr_t *)e->slot[i] != e->frame[i])
@@ -112,9 +116,10 @@ static int unwind(int depth, uint64_t *frames, uintptr_t *slots)
     return n;
 }
 
-static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int n)
+static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int n,
+                        const xp_pyframe *py, int npy)
 {
-    uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)n * 8);
+    uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)n * 8 + (size_t)npy * sizeof *py);
     xp_rec_stack *r = xp_journal_reserve(j, size);
     if (r == NULL)
         return;
@@ -123,7 +128,9 @@ static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int 
     r->h.tid = (uint32_t)syscall(SYS_gettid);
     r->stack_id = id;
     r->depth = (uint32_t)n;
+    r->py_depth = (uint32_t)npy;
     memcpy(r + 1, frames, (size_t)n * 8);
+    memcpy((char *)(r + 1) + (size_t)n * 8, py, (size_t)npy * sizeof *py);
     xp_journal_commit(r);
 }
 
@@ -134,8 +141,13 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     if (depth > XP_MAX_FRAMES)
         depth = XP_MAX_FRAMES;
     uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    /* Python frames change under the same native stack (one C call of the
+     * eval loop runs many lines): they are part of the cache key. */
+    xp_pyframe py[XP_PY_MAX_FRAMES];
+    int npy = xp_python_capture(j, py, XP_PY_MAX_FRAMES);
+    uint64_t pyh = npy ? XXH3_64bits(py, (size_t)npy * sizeof py[0]) | 1 : 0;
     for (int w = 0; w < CACHE_WAYS; w++)
-        if (cache_hit(&cache[w], site, depth, gen))
+        if (cache_hit(&cache[w], site, depth, gen, pyh))
             return cache[w].id;
 
     uint64_t frames[XP_MAX_FRAMES];
@@ -144,10 +156,12 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     if (n <= 0)
         return 0;
     uint64_t id = XXH3_64bits(frames, (size_t)n * sizeof frames[0]);
+    if (npy)
+        id = XXH3_64bits_withSeed(&pyh, sizeof pyh, id);
     if (id == 0)
         id = 1;
     if (xp_seen_claim(seen, SEEN_SLOTS, id))
-        write_stack(j, id, frames, n);
+        write_stack(j, id, frames, n, py, npy);
     /* Cache it only if it really starts at this site (it does unless the
      * unwinder lost its way) and fits. */
     if (n <= CACHE_FRAMES && frames[0] == site->ret) {
@@ -158,6 +172,7 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
         e->generation = gen;
         e->depth = depth;
         e->n = n;
+        e->py = pyh;
         memcpy(e->frame, frames, (size_t)n * sizeof frames[0]);
         memcpy(e->slot, slots, (size_t)n * sizeof slots[0]);
     }

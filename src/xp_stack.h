@@ -21,7 +21,9 @@ typedef struct xp_call_site {
 /* Captures the caller's stack (at most depth frames, frames inside the
  * preload skipped) and returns its id, writing an XP_REC_STACK record to j
  * the first time this process sees it.  0 when depth is 0 or nothing was
- * captured.  No malloc, no locks.
+ * captured.  No malloc, no locks.  When the thread runs CPython, its Python
+ * frames (xp_python.h) are part of the stack: of its id, of the record, and
+ * of the cache key below.
  *
  * A call from the same site with the same stack pointer as one of the
  * thread's last few is answered from a cache, after checking that every
