@@ -134,7 +134,8 @@ static int64_t xp_api_id(struct xp_strtab *t, const struct xp_process *p, struct
     return h->api_id[api];
 }
 
-/* The call site: the first (innermost non-internal) frame. */
+/* The call site: its top user frame (the innermost non-internal one
+ * outside the frameworks). */
 static int64_t xp_site_id(struct xp_strtab *t, const struct xp_process *p, struct xp_hproc *h,
                           uint32_t stack_id)
 {
@@ -144,7 +145,7 @@ static int64_t xp_site_id(struct xp_strtab *t, const struct xp_process *p, struc
     size_t k = (size_t)(st - p->stacks);
     if (h->site_id[k] == -2) {
         char buf[512];
-        h->site_id[k] = xp_str_id(t, xp_fmt_frame(&st->frames[0], buf, sizeof buf));
+        h->site_id[k] = xp_str_id(t, xp_fmt_frame(&st->frames[st->top], buf, sizeof buf));
     }
     return h->site_id[k];
 }
@@ -634,13 +635,14 @@ static void xp_h_frames(FILE *f, const struct xp_process *p, uint32_t stack_id)
         return;
     }
     fputs("<ol class=\"frames mono\">\n", f);
-    for (uint32_t i = 0; i < st->nframes && i < XP_HTML_FRAMES; i++) {
+    uint32_t n = st->nframes - st->top;   /* from the top user frame, as the text */
+    for (uint32_t i = 0; i < n && i < XP_HTML_FRAMES; i++) {
         fputs("<li>", f);
-        xp_html_text(f, xp_fmt_frame(&st->frames[i], buf, sizeof buf));
+        xp_html_text(f, xp_fmt_frame(&st->frames[st->top + i], buf, sizeof buf));
         fputs("</li>\n", f);
     }
-    if (st->nframes > XP_HTML_FRAMES)
-        fprintf(f, "<li class=\"note\">... %u more frames</li>\n", st->nframes - XP_HTML_FRAMES);
+    if (n > XP_HTML_FRAMES)
+        fprintf(f, "<li class=\"note\">... %u more frames</li>\n", n - XP_HTML_FRAMES);
     fputs("</ol>\n", f);
 }
 
@@ -649,7 +651,8 @@ static void xp_h_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_i
     const struct xp_stack *st = xp_site_stack(p, stack_id);
     char buf[512];
     fputs("<td class=\"mono\">", f);
-    xp_html_text(f, st && st->nframes ? xp_fmt_frame(&st->frames[0], buf, sizeof buf) : "(no stack)");
+    xp_html_text(f, st && st->nframes ? xp_fmt_frame(&st->frames[st->top], buf, sizeof buf)
+                                     : "(no stack)");
     fputs("</td>", f);
 }
 

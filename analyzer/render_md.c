@@ -49,7 +49,7 @@ static void xp_md_totals(FILE *f, const struct xp_totals *t)
     fprintf(f, "\n\n");
 }
 
-/* The call site's first frame, in backticks. */
+/* The call site's top user frame, in backticks. */
 static void xp_md_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_id)
 {
     const struct xp_stack *s = xp_site_stack(p, stack_id);
@@ -58,7 +58,7 @@ static void xp_md_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_
         xp_md_cell(f, "(no stack)");
         return;
     }
-    snprintf(cell, sizeof cell, "`%s`", xp_fmt_frame(&s->frames[0], buf, sizeof buf));
+    snprintf(cell, sizeof cell, "`%s`", xp_fmt_frame(&s->frames[s->top], buf, sizeof buf));
     xp_md_cell(f, cell);
 }
 

@@ -46,7 +46,9 @@ const char *xp_fmt_gbps(double gbps, char *buf, size_t n)
 
 const char *xp_fmt_frame(const struct xp_frame *f, char *buf, size_t n)
 {
-    if (f->function && f->file) {
+    if (f->python && f->function && f->line > 0) {
+        snprintf(buf, n, "%s:%d in %s", f->module, f->line, f->function);
+    } else if (f->function && f->file) {
         const char *slash = strrchr(f->file, '/');
         snprintf(buf, n, "%s (%s:%d)", f->function, slash ? slash + 1 : f->file, f->line);
     } else if (f->function) {
@@ -88,11 +90,14 @@ static void xp_t_frames(FILE *f, const struct xp_process *p, uint32_t stack_id, 
         fprintf(f, "%s%s(no stack)%s\n", indent, st->dim, st->off);
         return;
     }
-    for (uint32_t i = 0; i < s->nframes && i < XP_TEXT_FRAMES; i++)
+    /* From the top user frame: a framework's frames inside it are not
+     * where the user looks (the JSON report has them). */
+    uint32_t n = s->nframes - s->top;
+    for (uint32_t i = 0; i < n && i < XP_TEXT_FRAMES; i++)
         fprintf(f, "%s%s%s\n", indent, i ? "called from " : "at ",
-                xp_fmt_frame(&s->frames[i], buf, sizeof buf));
-    if (s->nframes > XP_TEXT_FRAMES)
-        fprintf(f, "%s%s... %u more frames%s\n", indent, st->dim, s->nframes - XP_TEXT_FRAMES, st->off);
+                xp_fmt_frame(&s->frames[s->top + i], buf, sizeof buf));
+    if (n > XP_TEXT_FRAMES)
+        fprintf(f, "%s%s... %u more frames%s\n", indent, st->dim, n - XP_TEXT_FRAMES, st->off);
 }
 
 static void xp_t_totals(FILE *f, const struct xp_totals *t, const struct xp_style *st)

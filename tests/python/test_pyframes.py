@@ -119,6 +119,39 @@ for size, mark in sizes.items():
     # 3.9/3.10 run every Python frame in its own C call of the eval loop.
     if not qualnames:
         check(all(f[2] & 1 for f in frames), what + ': every frame is an entry frame')
+# The report names each site by its Python line (lines decoded offline from
+# the stored line tables), the Python frames in place of the interpreter's.
+rep = run([args.xferprof, 'report', '--format', 'json', '--top', '50', db], clean_env())
+if expect_rc(rep, 0, 'xferprof report --format json'):
+    import json
+    sites = {s['bytes']: s for s in json.loads(rep.out)['sites']}
+    for size, mark in sizes.items():
+        total = size * 3 if mark == 'method' else size
+        site = sites.get(total)
+        what = 'report site of %d bytes (%s)' % (total, mark)
+        if not check(site is not None and site['frames'], what + ': present with frames'):
+            continue
+        frames = site['frames'][site['top_frame']:]
+        top = frames[0]
+        if mark in ('cthread', 'c_exit'):
+            check(not any(f['python'] for f in frames), what + ': no Python frame', frames)
+            continue
+        qual, line, _ = marks[mark]
+        check_eq((top['module'], top['line'], top['function'], top['python']),
+                 ('py_prog.py', line, expect_name(qual), True), what + ': top user frame')
+        check(not any(f['function'] in ('_PyEval_EvalFrameDefault', 'ffi_call') for f in frames),
+              what + ': no interpreter frame left', [f['function'] for f in frames])
+        if mark == 'deep':
+            got = [(f['function'], f['line']) for f in frames[:21]]
+            want = ([(expect_name('nested'), marks['deep'][1])] +
+                    [(expect_name('nested'), marks['nested'][1])] * 19 + [('<module>', None)])
+            check_eq([(fn, ln if fn != '<module>' else None) for fn, ln in got], want,
+                     what + ': the 21 Python frames in order')
+    text = run([args.xferprof, 'report', '--top', '50', db], clean_env())
+    qual, line, _ = marks['released']
+    check('at py_prog.py:%d in %s' % (line, expect_name(qual)) in text.out,
+          'text report names the site "py_prog.py:%d in %s"' % (line, expect_name(qual)))
+
 # Each code object once; each (native, Python) stack once.
 check_eq(scalar(conn, 'SELECT count(*) FROM (SELECT file, name, first_line, count(*) AS n '
                       'FROM py_code GROUP BY 1, 2, 3 HAVING n > 1)'), 0, 'duplicated code objects')
