@@ -64,19 +64,27 @@ static inline bool ok_ptr(uintptr_t p)
     return p >= 4096 && p < ((uintptr_t)1 << 47) && (p & 7) == 0;
 }
 
+/* Plain loads: what they read is the calling thread's own frames and the
+ * objects those hold, which no other thread changes while it is in a call. */
 static inline uintptr_t ld_ptr(uintptr_t base, int32_t off)
 {
-    return *(const volatile uintptr_t *)(base + (uintptr_t)off);
+    uintptr_t v;
+    memcpy(&v, (const void *)(base + (uintptr_t)off), sizeof v);
+    return v;
 }
 
 static inline int64_t ld_i64(uintptr_t base, int32_t off)
 {
-    return *(const volatile int64_t *)(base + (uintptr_t)off);
+    int64_t v;
+    memcpy(&v, (const void *)(base + (uintptr_t)off), sizeof v);
+    return v;
 }
 
 static inline int32_t ld_i32(uintptr_t base, int32_t off)
 {
-    return *(const volatile int32_t *)(base + (uintptr_t)off);
+    int32_t v;
+    memcpy(&v, (const void *)(base + (uintptr_t)off), sizeof v);
+    return v;
 }
 
 static inline bool is_a(uintptr_t obj, uintptr_t type, const xp_py_layout *L)
@@ -104,8 +112,8 @@ static size_t str_utf8(const py_state *st, uintptr_t s, char *out, size_t cap)
     size_t n = 0;
     for (int64_t i = 0; i < len; i++) {
         uint32_t c = kind == 1   ? data[i]
-                     : kind == 2 ? ((const volatile uint16_t *)data)[i]
-                                 : ((const volatile uint32_t *)data)[i];
+                     : kind == 2 ? ((const uint16_t *)data)[i]
+                                 : ((const uint32_t *)data)[i];
         uint8_t b[4];
         size_t k;
         if (c < 0x80) {
@@ -147,11 +155,12 @@ static const uint8_t *bytes_of(const py_state *st, uintptr_t b, size_t *len)
 
 /* ---- code objects -------------------------------------------------------- */
 
-static inline uint64_t mix(uint64_t h, uint64_t v)
+/* A 64-bit finalizer (splitmix64's): every input bit reaches every output bit. */
+static inline uint64_t fmix(uint64_t h)
 {
-    h ^= v * 0x9e3779b97f4a7c15ull;
-    h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
-    return h ^ (h >> 32);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
 }
 
 /* A code object's key: its address with the addresses of its file and name
@@ -160,8 +169,9 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 static inline uint64_t code_key(const xp_py_layout *L, uintptr_t code)
 {
     int32_t name = L->co_qualname >= 0 ? L->co_qualname : L->co_name;
-    uint64_t h = mix(mix(mix(code, ld_ptr(code, L->co_filename)), ld_ptr(code, name)),
-                     (uint64_t)(uint32_t)ld_i32(code, L->co_firstlineno));
+    uint64_t h = fmix(code ^ ld_ptr(code, L->co_filename) * 0x9e3779b97f4a7c15ull ^
+                      ld_ptr(code, name) * 0xc2b2ae3d27d4eb4full ^
+                      (uint64_t)(uint32_t)ld_i32(code, L->co_firstlineno) << 1);
     return h ? h : 1;
 }
 
@@ -226,8 +236,9 @@ static int32_t instr_offset(const py_state *st, uintptr_t frame, uintptr_t code)
     return off >= 0 && off < size ? (int32_t)off : -1;
 }
 
-int xp_python_capture(xp_journal *j, xp_pyframe *out, int max)
+int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
 {
+    *hash = 0;
     const py_state *st = atomic_load_explicit(&active, memory_order_acquire);
     if (st == NULL)
         return 0;
@@ -251,7 +262,7 @@ int xp_python_capture(xp_journal *j, xp_pyframe *out, int max)
      * damaged chain from holding us. */
     for (int hops = 0; ok_ptr(f) && n < max && hops < 4 * XP_PY_MAX_FRAMES; hops++) {
         uintptr_t back = ld_ptr(f, L->frame_back);
-        if (L->owner_cstack >= 0 && *(const volatile char *)(f + (uintptr_t)L->frame_owner) ==
+        if (L->owner_cstack >= 0 && *(const char *)(f + (uintptr_t)L->frame_owner) ==
                                         (char)L->owner_cstack) {
             /* The eval loop's entry shim (3.12+): the frame inside it is
              * the first its C call ran. */
@@ -273,7 +284,7 @@ int xp_python_capture(xp_journal *j, xp_pyframe *out, int max)
         uint32_t flags = 0;
         /* 3.9/3.10: each frame is a C call of the eval loop; 3.11 says. */
         if (L->instr_kind != XP_PY_INSTR_PTR ||
-            (L->frame_entry >= 0 && *(const volatile uint8_t *)(f + (uintptr_t)L->frame_entry)))
+            (L->frame_entry >= 0 && *(const uint8_t *)(f + (uintptr_t)L->frame_entry)))
             flags = XP_PYFRAME_ENTRY;
         out[n++] = (xp_pyframe){.code = key, .offset = instr_offset(st, f, code), .flags = flags};
         f = back;
@@ -281,6 +292,10 @@ int xp_python_capture(xp_journal *j, xp_pyframe *out, int max)
     /* The outermost frame was entered from C, whatever the version says. */
     if (n > 0 && !ok_ptr(f))
         out[n - 1].flags |= XP_PYFRAME_ENTRY;
+    uint64_t h = 0;
+    for (int i = 0; i < n; i++)
+        h = fmix(h ^ out[i].code ^ ((uint64_t)(uint32_t)out[i].offset << 32 | out[i].flags));
+    *hash = n ? h | 1 : 0;
     return n;
 }
 

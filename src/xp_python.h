@@ -21,8 +21,8 @@ void xp_python_scan(xp_journal *j);
  * the interpreter is being torn down by another thread).  Reads only the
  * thread's own frames, never takes the GIL, never allocates; every pointer
  * followed is checked (alignment, range, object type) and the walk is
- * bounded. */
-int xp_python_capture(xp_journal *j, xp_pyframe *out, int max);
+ * bounded.  *hash (OUT): a hash of the frames, 0 when there are none. */
+int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash);
 
 /* A forked child: code objects and meta are written again to its journal. */
 void xp_python_reset(void);

@@ -144,8 +144,8 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     /* Python frames change under the same native stack (one C call of the
      * eval loop runs many lines): they are part of the cache key. */
     xp_pyframe py[XP_PY_MAX_FRAMES];
-    int npy = xp_python_capture(j, py, XP_PY_MAX_FRAMES);
-    uint64_t pyh = npy ? XXH3_64bits(py, (size_t)npy * sizeof py[0]) | 1 : 0;
+    uint64_t pyh;
+    int npy = xp_python_capture(j, py, XP_PY_MAX_FRAMES, &pyh);
     for (int w = 0; w < CACHE_WAYS; w++)
         if (cache_hit(&cache[w], site, depth, gen, pyh))
             return cache[w].id;
