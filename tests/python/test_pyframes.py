@@ -152,6 +152,20 @@ if expect_rc(rep, 0, 'xferprof report --format json'):
     check('at py_prog.py:%d in %s' % (line, expect_name(qual)) in text.out,
           'text report names the site "py_prog.py:%d in %s"' % (line, expect_name(qual)))
 
+# The trace export names each copy's site as the report does.
+exp = run([args.xferprof, 'export', db], clean_env())
+if expect_rc(exp, 0, 'xferprof export'):
+    import json
+    events = json.loads(exp.out)['traceEvents']
+    site_of = {e['args']['bytes']: e['args'].get('site') for e in events
+               if e.get('cat') == 'copy' and e.get('ph') == 'X'}
+    for size, mark in sizes.items():
+        if mark in ('cthread', 'c_exit'):
+            continue
+        qual, line, _ = marks[mark]
+        check_eq(site_of.get(size), 'py_prog.py:%d in %s' % (line, expect_name(qual)),
+                 'export: site of the %d-byte copy (%s)' % (size, mark))
+
 # Each code object once; each (native, Python) stack once.
 check_eq(scalar(conn, 'SELECT count(*) FROM (SELECT file, name, first_line, count(*) AS n '
                       'FROM py_code GROUP BY 1, 2, 3 HAVING n > 1)'), 0, 'duplicated code objects')
