@@ -316,27 +316,38 @@ static int find_libpython(struct dl_phdr_info *info, size_t size, void *data)
  * none (yet), or when it is not a version we can read (note says why). */
 static bool identify(void)
 {
-    void *h = RTLD_DEFAULT;
-    void *rt = dlsym(h, "_PyRuntime");
+    void *local = NULL;   /* a handle of ours, closed below (NOLOAD: still loaded) */
+    void *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
     if (rt == NULL) {
         /* A libpython loaded with RTLD_LOCAL (a program embedding Python
          * through dlopen) is not in the global scope. */
         char path[4096] = "";
         dl_iterate_phdr(find_libpython, path);
-        if (path[0] == '\0' || (h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
+        if (path[0] == '\0' || (local = dlopen(path, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
             return false;
-        rt = dlsym(h, "_PyRuntime");
-        dlclose(h);   /* still loaded: the program holds its own reference */
-        if (rt == NULL)
+        if ((rt = dlsym(local, "_PyRuntime")) == NULL) {
+            dlclose(local);
             return false;
+        }
     }
     Dl_info info;
-    if (dladdr(rt, &info) == 0 || info.dli_fname == NULL)
+    if (dladdr(rt, &info) == 0 || info.dli_fname == NULL) {
+        if (local)
+            dlclose(local);
         return false;
+    }
     snprintf(found.module, sizeof found.module, "%s", info.dli_fname);
-    /* Symbols from that object only (another libpython may be loaded). */
+    /* Symbols from that object only (another libpython may be loaded); the
+     * executable (no handle by its name) is searched through the global
+     * scope, where it comes first. */
     void *obj = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    void *from = obj ? obj : h;
+    void *from = obj ? obj : local ? local : RTLD_DEFAULT;
+    if (!obj && !local) {
+        /* dladdr names the executable by argv[0]: its real path instead. */
+        ssize_t n = readlink("/proc/self/exe", found.module, sizeof found.module - 1);
+        if (n > 0)
+            found.module[n] = '\0';
+    }
     int major = 0, minor = 0, micro = 0;
     const unsigned long *hex = dlsym(from, "Py_Version");
     const char *(*get_version)(void) = (const char *(*)(void))dlsym(from, "Py_GetVersion");
@@ -353,6 +364,8 @@ static bool identify(void)
     found.frame_type = (uintptr_t)dlsym(from, "PyFrame_Type");
     if (obj)
         dlclose(obj);
+    if (local)
+        dlclose(local);
     snprintf(found.version, sizeof found.version, "%d.%d.%d", major, minor, micro);
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
         if (layouts[i].major == major && layouts[i].minor == minor)
