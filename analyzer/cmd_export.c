@@ -147,8 +147,14 @@ int xp_command_export(int argc, char **argv)
     setvbuf(out, buf, _IOFBF, sizeof buf);
 
     char err[1024] = "", note[512] = "";
-    int rc = perfetto ? xp_export_perfetto(db, out, note, sizeof note, err, sizeof err)
+    /* The trace names each call's site as the report does.  Read-only:
+     * an export leaves the database as it found it (no symbols cache). */
+    struct xp_sites sites = {0};
+    int rc = perfetto ? xp_export_sites(db, false, &sites, err, sizeof err) : 0;
+    if (rc == 0)
+        rc = perfetto ? xp_export_perfetto(db, &sites, out, note, sizeof note, err, sizeof err)
                       : xp_export_csv(db, out, err, sizeof err);
+    xp_export_sites_free(&sites);
     if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
         snprintf(err, sizeof err, "%s: %s", output ? output : "standard output",
                  strerror(errno ? errno : EIO));

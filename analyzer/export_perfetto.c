@@ -54,6 +54,7 @@ struct xp_pf {
     size_t ndevs;
     int64_t pinned_live;
     bool oom;
+    const struct xp_sites *sites; /* call-site names by stack id, may be NULL */
 };
 
 /* ---- writing ------------------------------------------------------------ */
@@ -151,6 +152,14 @@ static void xp_arg_col(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int 
     xp_key(pf, key);
     const char *s = (const char *)sqlite3_column_text(st, i);
     xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
+}
+
+/* "site": the name of the call site whose stacks.id is column i, when known. */
+static void xp_arg_site(struct xp_pf *pf, sqlite3_stmt *st, int i)
+{
+    int64_t id = sqlite3_column_int64(st, i);
+    if (pf->sites && id > 0 && (uint64_t)id < pf->sites->n && pf->sites->name[id])
+        xp_arg_str(pf, "site", pf->sites->name[id]);
 }
 
 /* Column i as a JSON integer, null when NULL. */
@@ -373,7 +382,7 @@ struct xp_src {
 struct xp_opcols {
     const char *cat;
     int api, dir, bytes, value, hostmem, blocking, stream, device, tid, start, dur, status,
-        fp, fpkind, id;
+        fp, fpkind, id, stack;
 };
 
 /* The async side of a copy or memset on its stream's track: the same
@@ -425,6 +434,7 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
         xp_arg_col(pf, "fingerprint_kind", st, c->fpkind);
     }
     xp_arg_coli(pf, "id", st, c->id);
+    xp_arg_site(pf, st, c->stack);
     xp_slice_end(pf, clamped);
     const char *b = (const char *)sqlite3_column_text(st, c->blocking);
     if (b != NULL && strncmp(b, "async", 5) == 0) /* async, async_pageable */
@@ -433,11 +443,11 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
 
 static const char xp_copies_sql[] =
     "SELECT api, direction, bytes, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
-    " status, fingerprint, id, fingerprint_kind FROM copies ORDER BY start_ns, dur_ns DESC";
+    " status, fingerprint, id, fingerprint_kind, stack_id FROM copies ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_copy_cols = {
     .cat = "copy", .api = 0, .dir = 1, .bytes = 2, .value = -1, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = 11, .id = 12,
-    .fpkind = 13};
+    .fpkind = 13, .stack = 14};
 
 static void xp_emit_copy(struct xp_pf *pf, sqlite3_stmt *st)
 {
@@ -446,20 +456,20 @@ static void xp_emit_copy(struct xp_pf *pf, sqlite3_stmt *st)
 
 static const char xp_memsets_sql[] =
     "SELECT api, bytes, value, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
-    " status, id FROM memsets ORDER BY start_ns, dur_ns DESC";
+    " status, id, stack_id FROM memsets ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_memset_cols = {
     .cat = "memset", .api = 0, .dir = -1, .bytes = 1, .value = 2, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = -1,
-    .fpkind = -1, .id = 11};
+    .fpkind = -1, .id = 11, .stack = 12};
 
 static void xp_emit_memset(struct xp_pf *pf, sqlite3_stmt *st)
 {
     xp_emit_op(pf, st, &xp_memset_cols);
 }
 
-enum { S_API, S_STREAM, S_DEVICE, S_TID, S_START, S_DUR, S_STATUS, S_ID };
+enum { S_API, S_STREAM, S_DEVICE, S_TID, S_START, S_DUR, S_STATUS, S_ID, S_STACK };
 static const char xp_syncs_sql[] =
-    "SELECT api, stream, device, tid, start_ns, dur_ns, status, id FROM syncs"
+    "SELECT api, stream, device, tid, start_ns, dur_ns, status, id, stack_id FROM syncs"
     " ORDER BY start_ns, dur_ns DESC";
 
 static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
@@ -474,6 +484,7 @@ static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
     xp_arg_coli(pf, "device", st, S_DEVICE);
     xp_arg_coli(pf, "status", st, S_STATUS);
     xp_arg_coli(pf, "id", st, S_ID);
+    xp_arg_site(pf, st, S_STACK);
     xp_slice_end(pf, clamped);
 }
 
@@ -732,8 +743,8 @@ static bool xp_has_table(sqlite3 *db, const char *name)
     return yes;
 }
 
-int xp_export_perfetto(sqlite3 *db, FILE *out, char *note, size_t notelen, char *err,
-                       size_t errlen)
+int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, char *note,
+                       size_t notelen, char *err, size_t errlen)
 {
     struct xp_src src[] = {
         {xp_copies_sql, xp_copy_cols.start, xp_copy_cols.dur, xp_emit_copy, NULL, false, 0, 0},
@@ -747,7 +758,7 @@ int xp_export_perfetto(sqlite3 *db, FILE *out, char *note, size_t notelen, char 
         {xp_finish_sql, N_START, -1, xp_emit_finish, NULL, false, 0, 0},
     };
     const size_t nsrc = sizeof src / sizeof src[0], first_nvtx = 5;
-    struct xp_pf pf = {.out = out};
+    struct xp_pf pf = {.out = out, .sites = sites};
     int ret = -1;
 
     if (note && notelen)

@@ -134,7 +134,8 @@ static int64_t xp_api_id(struct xp_strtab *t, const struct xp_process *p, struct
     return h->api_id[api];
 }
 
-/* The call site: the first (innermost non-internal) frame. */
+/* The call site: its top user frame (the innermost non-internal one
+ * outside the frameworks). */
 static int64_t xp_site_id(struct xp_strtab *t, const struct xp_process *p, struct xp_hproc *h,
                           uint32_t stack_id)
 {
@@ -634,15 +635,16 @@ static void xp_h_frames(FILE *f, const struct xp_process *p, uint32_t stack_id)
         return;
     }
     fputs("<ol class=\"frames mono\">\n", f);
-    for (uint32_t i = 0; i < st->nframes && i < XP_HTML_FRAMES; i++) {
+    uint32_t n = st->nframes - st->top;   /* from the top user frame, as the text */
+    for (uint32_t i = 0; i < n && i < XP_HTML_FRAMES; i++) {
         fputs("<li>", f);
-        if (i && st->frames[i - 1].inlined)
+        if (i && st->frames[st->top + i - 1].inlined)
             fputs("<span class=\"note\">inlined into</span> ", f);
-        xp_html_text(f, xp_fmt_frame(&st->frames[i], buf, sizeof buf));
+        xp_html_text(f, xp_fmt_frame(&st->frames[st->top + i], buf, sizeof buf));
         fputs("</li>\n", f);
     }
-    if (st->nframes > XP_HTML_FRAMES)
-        fprintf(f, "<li class=\"note\">... %u more frames</li>\n", st->nframes - XP_HTML_FRAMES);
+    if (n > XP_HTML_FRAMES)
+        fprintf(f, "<li class=\"note\">... %u more frames</li>\n", n - XP_HTML_FRAMES);
     fputs("</ol>\n", f);
 }
 

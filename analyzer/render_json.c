@@ -23,9 +23,21 @@ static void xp_j_frames(struct xp_json *j, const struct xp_process *p, uint32_t 
         xp_json_key(j, "module"), xp_json_str(j, f->module);
         xp_json_key(j, "offset"), xp_json_uint(j, f->module ? f->offset : 0);
         xp_json_key(j, "address"), xp_json_uint(j, f->addr);
+        xp_json_key(j, "python"), xp_json_bool(j, f->python);
+        xp_json_key(j, "library"), xp_json_bool(j, f->library);
         xp_json_end(j);
     }
     xp_json_end(j);
+}
+
+/* The index in "frames" of the site's top user frame (null without frames). */
+static void xp_j_top(struct xp_json *j, const struct xp_process *p, uint32_t stack_id)
+{
+    const struct xp_stack *st = xp_site_stack(p, stack_id);
+    if (st && st->nframes)
+        xp_json_uint(j, st->top);
+    else
+        xp_json_null(j);
 }
 
 static void xp_j_stack_id(struct xp_json *j, uint32_t id)
@@ -133,6 +145,7 @@ static void xp_j_site(struct xp_json *j, const struct xp_site *s)
     xp_json_key(j, "process"), xp_json_uint(j, s->proc_index);
     xp_json_key(j, "stack_id"), xp_j_stack_id(j, s->stack_id);
     xp_json_key(j, "frames"), xp_j_frames(j, p, s->stack_id);
+    xp_json_key(j, "top_frame"), xp_j_top(j, p, s->stack_id);
     xp_json_key(j, "copies"), xp_json_uint(j, s->copies);
     xp_json_key(j, "bytes"), xp_json_uint(j, s->bytes);
     xp_json_key(j, "time_ns"), xp_json_int(j, s->time_ns);
@@ -163,6 +176,7 @@ static void xp_j_finding(struct xp_json *j, const struct xp_report *r, const str
     xp_json_object(j);
     xp_json_key(j, "stack_id"), xp_j_stack_id(j, f->stack_id);
     xp_json_key(j, "frames"), xp_j_frames(j, f->proc, f->stack_id);
+    xp_json_key(j, "top_frame"), xp_j_top(j, f->proc, f->stack_id);
     xp_json_end(j);
     xp_json_key(j, "count"), xp_json_uint(j, f->count);
     xp_json_key(j, "bytes"), xp_json_uint(j, f->bytes);

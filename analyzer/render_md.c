@@ -49,7 +49,7 @@ static void xp_md_totals(FILE *f, const struct xp_totals *t)
     fprintf(f, "\n\n");
 }
 
-/* The call site (xp_fmt_site), in backticks. */
+/* The call site from its top user frame (xp_fmt_site), in backticks. */
 static void xp_md_site_cell(FILE *f, const struct xp_process *p, uint32_t stack_id)
 {
     const struct xp_stack *s = xp_site_stack(p, stack_id);

@@ -47,7 +47,9 @@ const char *xp_fmt_gbps(double gbps, char *buf, size_t n)
 const char *xp_fmt_frame(const struct xp_frame *f, char *buf, size_t n)
 {
     const char *name = xp_frame_name(f);
-    if (name && f->file) {
+    if (f->python && f->function && f->line > 0) {
+        snprintf(buf, n, "%s:%d in %s", f->module, f->line, f->function);
+    } else if (name && f->file) {
         const char *slash = strrchr(f->file, '/');
         snprintf(buf, n, "%s (%s:%d)", name, slash ? slash + 1 : f->file, f->line);
     } else if (name) {
@@ -66,19 +68,21 @@ const char *xp_fmt_site(const struct xp_stack *s, char *buf, size_t n)
         snprintf(buf, n, "(no stack)");
         return buf;
     }
-    xp_fmt_frame(&s->frames[0], buf, n);
-    if (s->frames[0].inlined && s->nframes > 1) {
+    /* From the top user frame (Python or native): the site is the user's line. */
+    uint32_t top = s->top < s->nframes ? s->top : 0;
+    xp_fmt_frame(&s->frames[top], buf, n);
+    if (s->frames[top].inlined && top + 1 < s->nframes) {
         size_t used = strlen(buf);
         char caller[512];
         snprintf(buf + used, n - used, " inlined into %s",
-                 xp_fmt_frame(&s->frames[1], caller, sizeof caller));
+                 xp_fmt_frame(&s->frames[top + 1], caller, sizeof caller));
     }
     return buf;
 }
 
 const char *xp_frame_label(const struct xp_stack *s, uint32_t i)
 {
-    return i == 0 ? "at " : s->frames[i - 1].inlined ? "inlined into " : "called from ";
+    return i <= s->top ? "at " : s->frames[i - 1].inlined ? "inlined into " : "called from ";
 }
 
 const struct xp_stack *xp_site_stack(const struct xp_process *p, uint32_t stack_id)
@@ -110,11 +114,14 @@ static void xp_t_frames(FILE *f, const struct xp_process *p, uint32_t stack_id, 
         fprintf(f, "%s%s(no stack)%s\n", indent, st->dim, st->off);
         return;
     }
-    for (uint32_t i = 0; i < s->nframes && i < XP_TEXT_FRAMES; i++)
-        fprintf(f, "%s%s%s\n", indent, xp_frame_label(s, i),
-                xp_fmt_frame(&s->frames[i], buf, sizeof buf));
-    if (s->nframes > XP_TEXT_FRAMES)
-        fprintf(f, "%s%s... %u more frames%s\n", indent, st->dim, s->nframes - XP_TEXT_FRAMES, st->off);
+    /* From the top user frame: a framework's frames inside it are not
+     * where the user looks (the JSON report has them). */
+    uint32_t n = s->nframes - s->top;
+    for (uint32_t i = 0; i < n && i < XP_TEXT_FRAMES; i++)
+        fprintf(f, "%s%s%s\n", indent, xp_frame_label(s, s->top + i),
+                xp_fmt_frame(&s->frames[s->top + i], buf, sizeof buf));
+    if (n > XP_TEXT_FRAMES)
+        fprintf(f, "%s%s... %u more frames%s\n", indent, st->dim, n - XP_TEXT_FRAMES, st->off);
 }
 
 static void xp_t_totals(FILE *f, const struct xp_totals *t, const struct xp_style *st)

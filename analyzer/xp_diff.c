@@ -246,7 +246,8 @@ static size_t xp_stack_key(const struct xp_process *p, uint32_t stack_id, bool i
 {
     const struct xp_stack *st = stack_id != XP_NONE_ID ? xp_process_stack(p, stack_id) : NULL;
     size_t n = 0;
-    for (uint32_t i = 0; st && i < st->nframes && n < cap; i++) {
+    /* From the top user frame, as the report names sites. */
+    for (uint32_t i = st ? st->top : 0; st && i < st->nframes && n < cap; i++) {
         const struct xp_frame *fr = &st->frames[i];
         if (fr->internal)
             continue;

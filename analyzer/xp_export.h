@@ -3,6 +3,7 @@
 #ifndef XP_EXPORT_H
 #define XP_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,12 +16,27 @@
  * reason in err (OUT): sqlite's message for a database that turns out to be
  * corrupt while it is read, or the write error. */
 
+/* Each stack's call site as the report names it (its top user frame:
+ * `train.py:42 in train_step`, `upload (loader.c:88)`), by stacks.id; NULL
+ * for an id without frames. */
+struct xp_sites {
+    char **name;
+    size_t n;                 /* entries in name: the largest id + 1 */
+};
+
+/* Symbolizes db's stacks (using and, when writable, filling the symbols
+ * cache), merges their Python frames and names their sites into out.
+ * Returns 0, or -1 with err (OUT) set. */
+int xp_export_sites(sqlite3 *db, bool writable, struct xp_sites *out, char *err, size_t errlen);
+void xp_export_sites_free(struct xp_sites *s);
+
 /* Chrome trace-event JSON (object form), which Perfetto UI and
  * chrome://tracing open; what it holds is described in docs/export.md.
+ * Copies, memsets and syncs name their call site from sites (may be NULL).
  * note (OUT, may be set even on success) says what was left out, e.g. an
  * nvtx_ranges table of an unknown shape; empty when nothing was. */
-int xp_export_perfetto(sqlite3 *db, FILE *out, char *note, size_t notelen, char *err,
-                       size_t errlen);
+int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, char *note,
+                       size_t notelen, char *err, size_t errlen);
 
 /* The copies view as RFC 4180 CSV: a header row with every column of the
  * view in its order, then one row per copy in id order. */

@@ -21,6 +21,7 @@
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_schema.h"
+#include "xp_pyframes.h"
 #include "xp_symbols.h"
 
 /* If DB.xpj exists, stores what it holds in db (xp_recover) and sets *did
@@ -696,7 +697,8 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
         p->end_mono_ns = p->start_mono_ns;
     if (did && !p->recovered)
         p->recovered = true;
-    if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0)
+    if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0 ||
+        xp_pyframes_merge(L.db, p, err, errlen) != 0)
         goto out;
     rc = 0;
 out:
@@ -723,6 +725,7 @@ void xp_process_free(struct xp_process *p)
     for (size_t i = 0; i < p->n_stacks; i++)
         free(p->stacks[i].frames);
     xp_symbols_free(p);
+    xp_pyframes_free(p);
     free(p->api_names);
     free(p->copies);
     free(p->allocs);

@@ -116,6 +116,11 @@ struct xp_frame {
     int line;               /* 0 when unknown */
     bool inlined;           /* inlined into the next frame's function */
     bool internal;          /* inside libcudart/libcuda/libxferprof: left out of call sites */
+    /* A Python frame (xp_pyframes.c): module is the .py file's basename (or
+     * "python" when its code object is unknown), function the qualified
+     * name, offset the instruction's byte offset in its code, addr 0. */
+    bool python;
+    bool library;           /* a framework's (torch, c10, NVIDIA's) between Python and CUDA */
 };
 
 /* The name a frame shows: demangled, else as the object names it (NULL
@@ -125,11 +130,13 @@ static inline const char *xp_frame_name(const struct xp_frame *f)
     return f->demangled ? f->demangled : f->function;
 }
 
-/* A stack's frames, the internal ones already left out. */
+/* A stack's frames, the internal ones already left out, Python frames
+ * spliced in where the interpreter ran them. */
 struct xp_stack {
     uint32_t id;
     uint32_t nframes;
     struct xp_frame *frames;
+    uint32_t top;           /* the top user frame: the first not `library` (0 without Python) */
 };
 
 /* Per-process facts from meta, plus what the symbolizer found. */
@@ -156,6 +163,7 @@ struct xp_process {
     struct xp_stack *stacks; size_t n_stacks;   /* sorted by id */
     char **notes; size_t n_notes;               /* "module X is no longer on disk", ... */
     void *symbols;           /* owned by xp_symbols.c: the strings the frames point to */
+    void *pyframes;          /* owned by xp_pyframes.c: the names Python frames point to */
 };
 
 enum xp_severity { XP_SEV_INFO = 0, XP_SEV_WARNING = 1, XP_SEV_ERROR = 2 };

@@ -142,22 +142,7 @@ static uint64_t wall_ns(void)
 
 static void put_meta(const char *key, const char *value)
 {
-    size_t kl = strlen(key), vl = strlen(value);
-    if (kl > 1000 || vl > 60000)
-        return;
-    uint32_t size = xp_record_size(sizeof(xp_rec_meta) + kl + 1 + vl + 1);
-    xp_rec_meta *m = xp_journal_reserve(S.journal, size);
-    if (m == NULL)
-        return;
-    m->h.type = XP_REC_META;
-    m->h.size = size;
-    m->h.tid = my_tid();
-    m->key_len = (uint16_t)kl;
-    m->value_len = (uint32_t)vl;
-    char *p = (char *)(m + 1);
-    memcpy(p, key, kl + 1);
-    memcpy(p + kl + 1, value, vl + 1);
-    xp_journal_commit(m);
+    xp_journal_put_meta(S.journal, my_tid(), key, value);
 }
 
 static void put_meta_u64(const char *key, uint64_t v)

@@ -26,8 +26,9 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT" */
-#define XP_JOURNAL_VERSION 3     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
-                                    3: copy, memset and sync records grew nvtx_range; NVTX, NAME */
+#define XP_JOURNAL_VERSION 4     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+                                    3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
+                                    4: stack records grew Python frames; PYCODE */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
@@ -71,6 +72,7 @@ typedef enum xp_rec_type {
     XP_REC_MEMSET = 9,        /* since version 2 */
     XP_REC_NVTX = 10,         /* an NVTX range pushed, popped, started or ended (version 3) */
     XP_REC_NAME = 11,         /* an interned NVTX name: written once per distinct name (version 3) */
+    XP_REC_PYCODE = 12,       /* a Python code object: written once per distinct one (version 4) */
 } xp_rec_type;
 
 typedef struct xp_rec_header {
@@ -220,14 +222,47 @@ typedef struct xp_rec_call {
 } xp_rec_call;
 _Static_assert(sizeof(xp_rec_call) == 56, "call record is 56 bytes");
 
+/* A Python frame of a stack (version 4): which code object (the key of its
+ * PYCODE record) at which instruction. */
+typedef struct xp_pyframe {
+    uint64_t code;            /* XP_REC_PYCODE key */
+    int32_t offset;           /* byte offset of the instruction in the code's bytecode, -1 unknown */
+    uint32_t flags;           /* XP_PYFRAME_* */
+} xp_pyframe;
+_Static_assert(sizeof(xp_pyframe) == 16, "a Python frame is 16 bytes");
+/* The frame is the first one a C call of the interpreter's eval loop ran
+ * (the outermost of the frames that call runs): the analyzer puts the frames
+ * from one such frame inward in place of one native eval-loop frame. */
+#define XP_PYFRAME_ENTRY 1u
+#define XP_PY_MAX_FRAMES 128
+
 typedef struct xp_rec_stack {
     xp_rec_header h;
     uint64_t stack_id;        /* XXH3-64 of the frames (never 0) */
     uint32_t depth;
-    uint32_t reserved;
-    /* uint64_t frames[depth]: raw return addresses, innermost first */
+    uint32_t py_depth;        /* Python frames after the native ones (version 4; before, 0) */
+    /* uint64_t frames[depth]: raw return addresses, innermost first;
+     * xp_pyframe py[py_depth]: the calling thread's Python frames, innermost first */
 } xp_rec_stack;
 _Static_assert(sizeof(xp_rec_stack) == 32, "stack record header is 32 bytes");
+
+/* A Python code object as the analyzer needs it to name a frame: its file,
+ * qualified name, first line and line table (decoded offline: lines_kind
+ * says which of CPython's formats it is, src/xp_pylayout.h). */
+typedef struct xp_rec_pycode {
+    xp_rec_header h;
+    uint64_t key;             /* what xp_pyframe.code says (never 0) */
+    int32_t first_line;       /* co_firstlineno */
+    uint8_t py_major, py_minor;
+    uint8_t lines_kind;       /* enum xp_py_lines */
+    uint8_t reserved;
+    uint32_t file_len, name_len, table_len; /* bytes, without NULs */
+    uint32_t reserved2;
+    /* char file[file_len + 1]; char name[name_len + 1]; uint8_t table[table_len] */
+} xp_rec_pycode;
+_Static_assert(sizeof(xp_rec_pycode) == 48, "pycode record header is 48 bytes");
+#define XP_PY_STR_MAX 4096u       /* longest file or name kept, in bytes of UTF-8 */
+#define XP_PY_TABLE_MAX 65536u    /* a longer line table is not kept (lines then unknown) */
 
 typedef struct xp_rec_module {
     xp_rec_header h;

@@ -17,6 +17,7 @@
 #include "xp_api.h"
 #include "xp_fds.h"
 #include "xp_format.h"
+#include "xp_ingest_py.h"
 #include "xp_schema.h"
 
 /* Records per transaction: large enough that the commit (and the WAL
@@ -70,7 +71,7 @@ enum {
     S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
-    S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END,
+    S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
     S_COUNT
 };
@@ -92,9 +93,10 @@ static const char *const sql_text[S_COUNT] = {
                    "host_mem, blocking, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [S_STACK_FIND] = "SELECT id FROM stacks WHERE hash = ?1",
     [S_STACK_ADD] = "INSERT INTO stacks(hash) VALUES (?1)",
-    [S_STACK_SET] = "INSERT INTO stacks(hash, depth, frames) VALUES (?1, ?2, ?3) "
+    [S_STACK_SET] = "INSERT INTO stacks(hash, depth, frames, pyframes) VALUES (?1, ?2, ?3, ?4) "
                     "ON CONFLICT(hash) DO UPDATE SET depth = excluded.depth, "
-                    "frames = excluded.frames WHERE frames IS NULL",
+                    "frames = excluded.frames, pyframes = excluded.pyframes "
+                    "WHERE frames IS NULL",
     [S_MODULE] = "INSERT OR IGNORE INTO modules(path, base, size, low, build_id) "
                  "VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
@@ -126,6 +128,8 @@ static const char *const sql_text[S_COUNT] = {
     [S_NVTX_RANGE] = "INSERT OR IGNORE INTO nvtx_range_rows(id, kind, name, domain, tid, "
                      "start_ns, depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_NVTX_END] = "INSERT OR IGNORE INTO nvtx_end_rows(range_id, tid, end_ns) VALUES (?1, ?2, ?3)",
+    [S_PYCODE] = "INSERT OR IGNORE INTO py_code(key, file, name, first_line, line_table, "
+                 "py_version, line_format) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 };
 
 /* Rows waiting for a multi-row insert; always flushed before a commit. */
@@ -905,7 +909,7 @@ static int xp_store_call(xp_ingest *ig, const xp_rec_call *r)
 static int xp_store_stack(xp_ingest *ig, const xp_rec_stack *r)
 {
     if (r->stack_id == 0 || r->depth > XP_MAX_FRAMES ||
-        sizeof *r + (size_t)r->depth * 8u > r->h.size) {
+        sizeof *r + (size_t)r->depth * 8u > r->h.size || !xp_ingest_py_stack_ok(r)) {
         ig->lost_malformed++;
         return 0;
     }
@@ -923,7 +927,21 @@ static int xp_store_stack(xp_ingest *ig, const xp_rec_stack *r)
     sqlite3_bind_int64(s, 1, xp_i64(r->stack_id));
     sqlite3_bind_int(s, 2, (int)r->depth);
     sqlite3_bind_blob(s, 3, buf, (int)(r->depth * 8u), SQLITE_TRANSIENT);
+    uint8_t py[XP_PY_MAX_FRAMES * XP_PYFRAME_BLOB];
+    if (r->py_depth)
+        sqlite3_bind_blob(s, 4, py, (int)xp_ingest_py_frames(r, py), SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s, 4);
     return xp_run(ig, S_STACK_SET);
+}
+
+static int xp_store_pycode(xp_ingest *ig, const xp_rec_pycode *r)
+{
+    if (!xp_ingest_py_bind_code(ig->st[S_PYCODE], r)) {
+        ig->lost_malformed++;
+        return 0;
+    }
+    return xp_run(ig, S_PYCODE);   /* written again (a full seen-set): no loss */
 }
 
 static int xp_store_module(xp_ingest *ig, const xp_rec_module *r)
@@ -1007,6 +1025,7 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
         [XP_REC_SYNC] = XP_REC_SYNC_V2_SIZE,   [XP_REC_CALL] = sizeof(xp_rec_call),
         [XP_REC_MEMSET] = XP_REC_MEMSET_V2_SIZE,
         [XP_REC_NVTX] = sizeof(xp_rec_nvtx),   [XP_REC_NAME] = sizeof(xp_rec_name),
+        [XP_REC_PYCODE] = sizeof(xp_rec_pycode),
     };
     if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0]) {
         ig->lost_unknown++;
@@ -1028,6 +1047,7 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_META: return xp_store_meta(ig, (const xp_rec_meta *)h);
     case XP_REC_NVTX: return xp_store_nvtx(ig, (const xp_rec_nvtx *)h);
     case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
+    case XP_REC_PYCODE: return xp_store_pycode(ig, (const xp_rec_pycode *)h);
     }
     ig->lost_unknown++;
     return 0;

@@ -37,6 +37,10 @@ void *xp_journal_reserve(xp_journal *j, uint32_t size);
  * XP_COMMIT into its header with release ordering. */
 void xp_journal_commit(void *record);
 
+/* Writes a META record (key, value) from thread tid; keys over 1000 bytes or
+ * values over 60000 are not written. */
+void xp_journal_put_meta(xp_journal *j, uint32_t tid, const char *key, const char *value);
+
 /* Records that could not be written (xp_journal_reserve returned NULL). */
 uint64_t xp_journal_lost(const xp_journal *j);
 

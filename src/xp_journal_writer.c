@@ -612,3 +612,23 @@ void xp_journal_abandon_after_fork(xp_journal *j)
     if (t->gen == j->gen)
         *t = (xp_writer_tls){0};
 }
+
+void xp_journal_put_meta(xp_journal *j, uint32_t tid, const char *key, const char *value)
+{
+    size_t kl = strlen(key), vl = strlen(value);
+    if (kl > 1000 || vl > 60000)
+        return;
+    uint32_t size = xp_record_size(sizeof(xp_rec_meta) + kl + 1 + vl + 1);
+    xp_rec_meta *m = xp_journal_reserve(j, size);
+    if (m == NULL)
+        return;
+    m->h.type = XP_REC_META;
+    m->h.size = size;
+    m->h.tid = tid;
+    m->key_len = (uint16_t)kl;
+    m->value_len = (uint32_t)vl;
+    char *p = (char *)(m + 1);
+    memcpy(p, key, kl + 1);
+    memcpy(p + kl + 1, value, vl + 1);
+    xp_journal_commit(m);
+}

@@ -1,5 +1,6 @@
 /* xp_modules.c: dl_iterate_phdr into MODULE records, each object once. */
 #include "xp_modules.h"
+#include "xp_python.h"
 
 #include <elf.h>
 #include <link.h>
@@ -116,6 +117,8 @@ void xp_modules_scan(xp_journal *j)
     pthread_mutex_lock(&lock);
     dl_iterate_phdr(visit, &scan);
     pthread_mutex_unlock(&lock);
+    /* A libpython may be among the objects loaded since the last scan. */
+    xp_python_scan(j);
 }
 
 void xp_modules_reset(void)
@@ -123,4 +126,5 @@ void xp_modules_reset(void)
     pthread_mutex_lock(&lock);
     known_count = 0;
     pthread_mutex_unlock(&lock);
+    xp_python_reset();
 }

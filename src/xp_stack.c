@@ -3,6 +3,7 @@
  * walk where the stack left is too short for one. */
 #include "xp_stack.h"
 #include "xp_engine.h"
+#include "xp_python.h"
 #include "xp_seen.h"
 #include "xp_thread.h"
 
@@ -76,9 +77,10 @@ void xp_stack_reset(void)
 }
 
 static bool cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth,
-                      uint64_t gen)
+                      uint64_t gen, uint64_t py)
 {
-    if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen)
+    if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen ||
+        e->py != py)
         return false;
     for (int i = 1; i < e->n; i++)
         if (*(const volatile uintptr_t *)e->slot[i] != e->frame[i])
@@ -226,9 +228,10 @@ static int unwind(xp_stack_thread *st, int depth)
     return n;
 }
 
-static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int n)
+static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int n,
+                        const xp_pyframe *py, int npy)
 {
-    uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)n * 8);
+    uint32_t size = xp_record_size(sizeof(xp_rec_stack) + (size_t)n * 8 + (size_t)npy * sizeof *py);
     xp_rec_stack *r = xp_journal_reserve(j, size);
     if (r == NULL)
         return;
@@ -237,7 +240,9 @@ static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int 
     r->h.tid = (uint32_t)syscall(SYS_gettid);
     r->stack_id = id;
     r->depth = (uint32_t)n;
+    r->py_depth = (uint32_t)npy;
     memcpy(r + 1, frames, (size_t)n * 8);
+    memcpy((char *)(r + 1) + (size_t)n * 8, py, (size_t)npy * sizeof *py);
     xp_journal_commit(r);
 }
 
@@ -254,8 +259,12 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     }
     xp_stack_thread *st = &t->stack;
     uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    /* Python frames change under the same native stack (one C call of the
+     * eval loop runs many lines): they are part of the cache key. */
+    uint64_t pyh;
+    int npy = xp_python_capture(j, st->py, XP_PY_MAX_FRAMES, &pyh);
     for (int w = 0; w < XP_STACK_CACHE_WAYS; w++)
-        if (cache_hit(&st->cache[w], site, depth, gen))
+        if (cache_hit(&st->cache[w], site, depth, gen, pyh))
             return st->cache[w].id;
 
     if (room(st, (uintptr_t)__builtin_frame_address(0)) < MIN_ROOM) {
@@ -266,10 +275,12 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     if (n <= 0)
         return 0;
     uint64_t id = XXH3_64bits(st->frames, (size_t)n * sizeof st->frames[0]);
+    if (npy)
+        id = XXH3_64bits_withSeed(&pyh, sizeof pyh, id);
     if (id == 0)
         id = 1;
     if (xp_seen_claim(seen, SEEN_SLOTS, id))
-        write_stack(j, id, st->frames, n);
+        write_stack(j, id, st->frames, n, st->py, npy);
     /* Cache it only if it really starts at this site (it does unless the
      * unwinder lost its way) and fits. */
     if (n <= XP_STACK_CACHE_FRAMES && st->frames[0] == site->ret) {
@@ -280,6 +291,7 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
         e->generation = gen;
         e->depth = depth;
         e->n = n;
+        e->py = pyh;
         memcpy(e->frame, st->frames, (size_t)n * sizeof st->frames[0]);
         memcpy(e->slot, st->slots, (size_t)n * sizeof st->slots[0]);
     }

@@ -31,6 +31,7 @@ typedef struct xp_cached_stack {
     uint64_t generation;
     int depth;                /* the depth asked for */
     int n;
+    uint64_t py;              /* hash of the Python frames (0: none) */
     uintptr_t slot[XP_STACK_CACHE_FRAMES];
     uint64_t frame[XP_STACK_CACHE_FRAMES];
 } xp_cached_stack;
@@ -51,13 +52,16 @@ typedef struct xp_stack_thread {
      * of frames and slots, 2 KiB of libunwind state). */
     uint64_t frames[XP_MAX_FRAMES];
     uintptr_t slots[XP_MAX_FRAMES];
+    xp_pyframe py[XP_PY_MAX_FRAMES];   /* the Python frames (2 KiB) */
     _Alignas(64) unsigned char unw[XP_STACK_UNW_BYTES];
 } xp_stack_thread;
 
 /* Captures the caller's stack (at most depth frames, frames inside the
  * preload skipped) and returns its id, writing an XP_REC_STACK record to j
  * the first time this process sees it.  0 when depth is 0 or nothing was
- * captured.  No malloc, no locks.
+ * captured.  No malloc, no locks.  When the thread runs CPython, its Python
+ * frames (xp_python.h) are part of the stack: of its id, of the record, and
+ * of the cache key below.
  *
  * A call from the same site with the same stack pointer as one of the
  * thread's last few is answered from a cache, after checking that every

@@ -52,7 +52,7 @@ static void xt_stack(struct xp_process *p, uint32_t id, size_t n, const struct x
 {
     p->stacks = xt_grow(p->stacks, p->n_stacks, sizeof *p->stacks);
     struct xp_stack *s = &p->stacks[p->n_stacks++];
-    s->id = id;
+    *s = (struct xp_stack){.id = id};   /* top 0: no framework frames */
     s->nframes = (uint32_t)n + 1;
     s->frames = calloc(n + 1, sizeof *s->frames);
     assert_non_null(s->frames);
