@@ -284,7 +284,7 @@ static int xp_ld_copies(struct xp_ld *L)
     struct xp_process *p = L->p;
     sqlite3_stmt *st = xp_ld_prepare(
         L, "SELECT site, bytes, src, dst, start_ns, dur_ns, kernel_seq, fingerprint, "
-           "fp_kind, nvtx_range FROM copy_rows ORDER BY id");
+           "fp_kind, nvtx_range, full_fp FROM copy_rows ORDER BY id");
     if (!st)
         return -1;
     size_t cap = xp_ld_rows_hint(L, "copy_rows");
@@ -309,6 +309,7 @@ static int xp_ld_copies(struct xp_ld *L)
             .fingerprint = (uint64_t)sqlite3_column_int64(st, 7),
             .fp_kind = fk == 1 || fk == 2 ? (uint8_t)fk : 0,
             .nvtx_range = sqlite3_column_int64(st, 9), /* NULL reads 0: XP_NONE_ID */
+            .full_fp = (uint64_t)sqlite3_column_int64(st, 10),
             .stream = s->stream, .stack_id = s->stack, .api = s->api,
             .status = s->status, .device = s->device, .tid = s->tid,
             .direction = s->direction, .host_mem = s->host_mem, .blocking = s->blocking,
@@ -316,6 +317,75 @@ static int xp_ld_copies(struct xp_ld *L)
         };
         xp_ld_seen(L, c->start_ns + c->dur_ns);
     }
+    return xp_ld_done(L, st, rc);
+}
+
+/* Orders copy indexes by (tid, start_ns): a paired sync names its copy so. */
+static const struct xp_copy *xp_ld_sort_copies;
+static int xp_ld_cmp_copy_key(const void *a, const void *b)
+{
+    const struct xp_copy *x = &xp_ld_sort_copies[*(const size_t *)a];
+    const struct xp_copy *y = &xp_ld_sort_copies[*(const size_t *)b];
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The copy of thread tid that started at start_ns, or NULL. */
+static struct xp_copy *xp_ld_find_copy(struct xp_process *p, const size_t *by_key, int32_t tid,
+                                       int64_t start_ns)
+{
+    size_t lo = 0, hi = p->n_copies;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct xp_copy *c = &p->copies[by_key[mid]];
+        if (c->tid < tid || (c->tid == tid && c->start_ns < start_ns))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == p->n_copies)
+        return NULL;
+    struct xp_copy *c = &p->copies[by_key[lo]];
+    return c->tid == tid && c->start_ns == start_ns ? c : NULL;
+}
+
+/* The syncs that completed a copy (syncs.copy_start_ns): the copy is
+ * blocking in effect, its wait is the sync's, and a D2H copy takes the
+ * fingerprint its destination had once complete. */
+static int xp_ld_pair_syncs(struct xp_ld *L)
+{
+    struct xp_process *p = L->p;
+    sqlite3_stmt *st = xp_ld_prepare(
+        L, "SELECT y.copy_start_ns, y.dur_ns, y.fingerprint, y.fp_kind, s.tid FROM sync_rows y "
+           "JOIN call_sites s ON s.id = y.site WHERE y.copy_start_ns IS NOT NULL");
+    if (!st)
+        return -1;
+    size_t *by_key = p->n_copies ? malloc(p->n_copies * sizeof *by_key) : NULL;
+    if (p->n_copies && !by_key) {
+        sqlite3_finalize(st);
+        return xp_ld_oom(L);
+    }
+    for (size_t i = 0; i < p->n_copies; i++)
+        by_key[i] = i;
+    xp_ld_sort_copies = p->copies;
+    if (p->n_copies)
+        qsort(by_key, p->n_copies, sizeof *by_key, xp_ld_cmp_copy_key);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct xp_copy *c = xp_ld_find_copy(p, by_key, (int32_t)sqlite3_column_int64(st, 4),
+                                            sqlite3_column_int64(st, 0));
+        if (!c || c->status != 0)
+            continue;
+        c->paired = true;
+        c->wait_ns = sqlite3_column_int64(st, 1);
+        int64_t fk = sqlite3_column_int64(st, 3);
+        if (c->fp_kind == 0 && (fk == 1 || fk == 2)) {
+            c->fingerprint = (uint64_t)sqlite3_column_int64(st, 2);
+            c->fp_kind = (uint8_t)fk;
+        }
+    }
+    free(by_key);
     return xp_ld_done(L, st, rc);
 }
 
@@ -483,6 +553,25 @@ static int xp_ld_memsets(struct xp_ld *L)
         L->p->memset_bytes = (uint64_t)sqlite3_column_int64(st, 1);
         xp_ld_seen(L, sqlite3_column_int64(st, 2));
         rc = SQLITE_DONE;
+    }
+    if (xp_ld_done(L, st, rc) != 0)
+        return -1;
+    /* Each successful memset's target, for when device content was overwritten. */
+    st = xp_ld_prepare(L, "SELECT m.dst, m.bytes, m.start_ns FROM memset_rows m JOIN call_sites s "
+                          "ON s.id = m.site WHERE s.status = 0 ORDER BY m.start_ns");
+    if (!st)
+        return -1;
+    size_t cap = 0;
+    struct xp_process *p = L->p;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (xp_grow(&p->memset_spans, &cap, p->n_memset_spans + 1, sizeof *p->memset_spans) != 0) {
+            sqlite3_finalize(st);
+            return xp_ld_oom(L);
+        }
+        p->memset_spans[p->n_memset_spans++] = (struct xp_memset_span){
+            .dst = (uint64_t)sqlite3_column_int64(st, 0),
+            .bytes = (uint64_t)sqlite3_column_int64(st, 1),
+            .start_ns = sqlite3_column_int64(st, 2)};
     }
     return xp_ld_done(L, st, rc);
 }
@@ -690,7 +779,7 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
         goto out;
     }
     if (xp_ld_meta(&L) || xp_ld_apis(&L) || xp_ld_sites(&L) || xp_ld_copies(&L) ||
-        xp_ld_syncs(&L) || xp_ld_allocs(&L) || xp_ld_errors(&L) || xp_ld_unknown_frees(&L) ||
+        xp_ld_syncs(&L) || xp_ld_pair_syncs(&L) || xp_ld_allocs(&L) || xp_ld_errors(&L) || xp_ld_unknown_frees(&L) ||
         xp_ld_memsets(&L) || xp_ld_ranges(&L))
         goto out;
     if (p->end_mono_ns < p->start_mono_ns)
@@ -730,6 +819,7 @@ void xp_process_free(struct xp_process *p)
     free(p->copies);
     free(p->allocs);
     free(p->syncs);
+    free(p->memset_spans);
     free(p->errors);
     free(p->unknown_frees);
     free(p->ranges);

@@ -53,6 +53,18 @@ struct xp_copy {
     uint8_t direction, host_mem, blocking;
     uint8_t fp_kind;        /* 0 none, 1 full, 2 sampled */
     bool driver;            /* layer = driver */
+    /* Completed by the next call on its thread, a sync of its stream or
+     * device (syncs.copy_start_ns): one blocking copy in effect, which held
+     * the caller dur_ns + wait_ns. */
+    bool paired;
+    int64_t wait_ns;        /* that sync's dur_ns, 0 when not paired */
+    uint64_t full_fp;       /* copies.full_fingerprint, 0 none */
+};
+
+/* A memset's target and time, for the lifetimes of device content. */
+struct xp_memset_span {
+    int64_t start_ns;
+    uint64_t dst, bytes;
 };
 
 /* One row of the allocations view (successful allocations only). */
@@ -159,6 +171,7 @@ struct xp_process {
     struct xp_unknown_free *unknown_frees; size_t n_unknown_frees;
     struct xp_nvtx_range *ranges; size_t n_ranges;
     uint64_t memsets, memset_bytes;
+    struct xp_memset_span *memset_spans; size_t n_memset_spans;   /* by start_ns */
 
     struct xp_stack *stacks; size_t n_stacks;   /* sorted by id */
     char **notes; size_t n_notes;               /* "module X is no longer on disk", ... */

@@ -1,6 +1,7 @@
 /* xp_engine.c: the preload's lifecycle (lazy start, background ingest, fork,
  * exit) and the writing of call records. */
 #include "xp_engine.h"
+#include "xp_fingerprint.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -20,12 +21,6 @@
 #include <unistd.h>
 
 #include <cuda.h>
-/* XXH3 compiled in (static inline): a fingerprint of a small copy is a few
- * nanoseconds, which a call into libxxhash would double; and XXH3_state_t
- * can live on the stack (the hot path never allocates). */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include "xp_config.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
@@ -395,6 +390,8 @@ void xp_engine_meta(const char *key, const char *value)
  * (xp_note_driver_call); per session, so reset in a forked child. */
 static _Atomic bool driver_call_noted;
 
+static inline void forget_last_copy(void);
+
 static void on_fork_child(void)
 {
     /* The child gets its own journal and database on its first call; the
@@ -410,6 +407,8 @@ static void on_fork_child(void)
         xp_modules_reset();
     }
     xp_nvtx_after_fork();
+    xp_fp_confirm_reset();
+    forget_last_copy();
     forked_child = true;
     xp_inflight_after_fork();
     cached_tid = 0;
@@ -645,132 +644,52 @@ uint64_t xp_kernel_seq(int device)
                : 0;
 }
 
-/* ---- fingerprints ------------------------------------------------------- */
-
-/* Host memory the preload may read: ordinary or page-locked, never device
- * memory and never managed memory (reading that from the host would migrate
- * its pages on a real GPU and change the program's performance). */
-static bool fp_readable(const xp_where *w, bool known_device)
-{
-    return !known_device &&
-           (w->kind == 0 || w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED);
-}
-
-/* The bytes a copy moved on one side: `height` rows of `width` bytes, rows
- * `pitch` apart (a 1D copy is one row), in slices of `slice_rows` rows
- * `slice` bytes apart (a 2D copy is one slice).  Offsets below are into the
- * rows laid end to end, so a 2D or 3D copy of contiguous rows hashes as the
- * same bytes copied in one piece would. */
-typedef struct fp_region {
-    const unsigned char *base;
-    uint64_t width, height, pitch;
-    uint64_t slice_rows, slice;
-} fp_region;
-
-/* The first byte of row `row` (counted across slices). */
-static inline const unsigned char *fp_row(const fp_region *r, uint64_t row)
-{
-    return r->base + row / r->slice_rows * r->slice + row % r->slice_rows * r->pitch;
-}
-
-static void fp_feed(XXH3_state_t *st, const fp_region *r, uint64_t off, uint64_t len)
-{
-    while (len > 0) {
-        uint64_t row = off / r->width, col = off % r->width;
-        uint64_t n = r->width - col < len ? r->width - col : len;
-        XXH3_64bits_update(st, fp_row(r, row) + col, (size_t)n);
-        off += n;
-        len -= n;
-    }
-}
-
-/* fingerprint() for what is not one contiguous exact range: many rows, or
- * sampled.  Out of line: its hash state (600 bytes, 64-byte aligned) would
- * otherwise cost every small copy a large stack frame. */
-static __attribute__((noinline)) uint64_t fingerprint_rows(const fp_region *r, uint64_t total,
-                                                           bool exact)
-{
-    /* Zeroed: XXH3_*_reset leaves fields the compiler cannot prove it sets
-     * (-Wmaybe-uninitialized once inlined); these copies are of many rows or
-     * over 64 KiB, where 600 bytes of memset do not show. */
-    XXH3_state_t st;
-    memset(&st, 0, sizeof st);
-    if (exact) {
-        XXH3_64bits_reset(&st);
-        for (uint64_t row = 0; row < r->height; row++)
-            XXH3_64bits_update(&st, fp_row(r, row), (size_t)r->width);
-        return XXH3_64bits_digest(&st);
-    }
-    XXH3_64bits_reset_withSeed(&st, total);
-    for (uint64_t i = 0; i < XP_FP_BLOCKS; i++)
-        fp_feed(&st, r, (total - XP_FP_BLOCK) * i / (XP_FP_BLOCKS - 1), XP_FP_BLOCK);
-    return XXH3_64bits_digest(&st);
-}
-
-/* Fingerprints r: every byte when full or when it is no larger than
- * XP_FP_THRESHOLD, otherwise XP_FP_BLOCKS blocks of XP_FP_BLOCK bytes at
- * offsets (size - XP_FP_BLOCK) * i / (XP_FP_BLOCKS - 1), the first and the
- * last bytes included, hashed with the size as seed: equal content of equal
- * size gives equal fingerprints.  *kind (OUT) says which. */
-static inline uint64_t fingerprint(const fp_region *r, bool full, uint8_t *kind)
-{
-    uint64_t total = r->width * r->height;
-    bool exact = full || total <= XP_FP_THRESHOLD;
-    *kind = exact ? XP_FP_FULL : XP_FP_SAMPLED;
-    if (exact && (r->height <= 1 ||
-                  (r->pitch == r->width && r->slice == r->slice_rows * r->pitch)))
-        return XXH3_64bits(r->base, (size_t)total);   /* contiguous: the common case */
-    return fingerprint_rows(r, total, exact);
-}
-
-/* The fingerprint of a successful copy in direction dir, or kind NONE when
- * its content cannot be read from host memory at this point. */
-static uint64_t copy_fingerprint(const xp_copy_call *c, uint8_t dir, const xp_where *ws,
-                                 const xp_where *wd, uint8_t *kind)
-{
-    *kind = XP_FP_NONE;
-    if (S.cfg.fingerprint == XP_FP_MODE_OFF)
-        return 0;
-    uint64_t addr, pitch, slice;
-    if (c->migrate) {
-        return 0;               /* managed memory: never read */
-    } else if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
-               fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE)) {
-        addr = c->src;          /* what was sent: still there at call time */
-        pitch = c->spitch;
-        slice = c->sslice;
-    } else if (dir == XP_DIR_D2H && !c->async &&
-               fp_readable(wd, c->device_sides & XP_SIDE_DST_DEVICE)) {
-        addr = c->dst;          /* what arrived: complete once a synchronous API returns */
-        pitch = c->dpitch;
-        slice = c->dslice;
-    } else {
-        return 0;
-    }
-    fp_region r = {.base = (const unsigned char *)(uintptr_t)addr, .width = c->bytes,
-                   .height = 1, .pitch = c->bytes, .slice_rows = 1, .slice = c->bytes};
-    if (c->height > 0) {
-        if (c->width == 0 || c->bytes == 0)
-            return 0;   /* nothing moved (a 3D copy of depth 0, too) */
-        r.width = c->width;
-        r.pitch = pitch;
-        r.slice_rows = c->height;
-        r.height = c->height;
-        r.slice = c->height * pitch;
-        if (c->depth > 1) {
-            r.height = c->height * c->depth;
-            r.slice = slice;
-        }
-    }
-    return fingerprint(&r, S.cfg.fingerprint == XP_FP_MODE_FULL, kind);
-}
-
 /* ---- copies ------------------------------------------------------------- */
+
+/* How long the API holds the caller, as NVIDIA's "API synchronization
+ * behavior" page documents it (docs/schema.md, blocking):
+ * - synchronous APIs (cudaMemcpy, cudaMemcpy2D/3D, cudaMemcpyToSymbol, ...):
+ *   H2D, D2H and H2H return once the bytes are out of the caller's memory or
+ *   have arrived (SYNC); device to device performs no host-side
+ *   synchronization (ASYNC), and so does cudaMemcpyPeer ("asynchronous with
+ *   respect to the host") and cudaMemcpy3DPeer between devices;
+ * - asynchronous APIs: host to host is fully synchronous (SYNC); a pageable
+ *   host side is staged, or waited for, while the caller is held
+ *   (ASYNC_PAGEABLE); everything else returns at once (ASYNC). */
+static uint8_t blocking_of(bool async, uint8_t dir, uint8_t host_mem)
+{
+    if (dir == XP_DIR_H2H)
+        return XP_BLOCK_SYNC;
+    if (!async)
+        return dir == XP_DIR_D2D ? XP_BLOCK_ASYNC : XP_BLOCK_SYNC;
+    return host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE : XP_BLOCK_ASYNC;
+}
+
+/* The calling thread's last recorded call, when it was a copy that left
+ * work queued (anything but SYNC): if the next recorded call on the thread
+ * synchronizes that copy's stream or device, the two are one blocking copy
+ * in effect (xp_rec_sync.copy_start_ns).  Any other recorded call in
+ * between (a launch, an event record, an allocation) breaks the pair.
+ * Thread-owned; the copy's description is kept only when the sync can
+ * fingerprint its destination (a D2H copy into readable host memory). */
+static __thread struct {
+    bool valid, d2h;
+    int device;
+    uint64_t start_ns, stream;
+    xp_copy_call call;
+    xp_where wd;
+} last_copy __attribute__((tls_model("initial-exec")));
+
+static inline void forget_last_copy(void)
+{
+    last_copy.valid = false;
+}
 
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
 {
     if (!s->recording)
         return;
+    forget_last_copy();
     xp_where ws, wd;
     xp_classify(c->src, &ws);
     xp_classify(c->dst, &wd);
@@ -803,9 +722,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     else if (dir == XP_DIR_H2H)
         host_mem = host_mem_of(&ws) == XP_HOST_PAGEABLE || host_mem_of(&wd) == XP_HOST_PAGEABLE
                        ? XP_HOST_PAGEABLE : XP_HOST_PINNED;
-    uint8_t blocking = !c->async ? XP_BLOCK_SYNC
-                       : host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE
-                                                      : XP_BLOCK_ASYNC;
+    uint8_t blocking = blocking_of(c->async || c->migrate, dir, host_mem);
     int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws.device
                  : dir == XP_DIR_H2D ? wd.device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
@@ -817,8 +734,11 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
         return;
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
-    r->fingerprint = status == 0 ? copy_fingerprint(c, dir, &ws, &wd, &fp_kind) : 0;
+    r->fingerprint =
+        status == 0 ? xp_fp_copy(c, dir, &ws, &wd, S.cfg.fingerprint, !c->async, &fp_kind) : 0;
     r->fingerprint_kind = fp_kind;
+    r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
+                              ? xp_fp_confirm(c, r->fingerprint) : 0;
     r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = c->src;
     r->dst = c->dst;
@@ -829,6 +749,17 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     r->blocking = blocking;
     r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
     r->nvtx_range = xp_nvtx_top;
+    if (status == 0 && blocking != XP_BLOCK_SYNC) {
+        last_copy.valid = true;
+        last_copy.device = device;
+        last_copy.start_ns = r->c.start_ns;
+        last_copy.stream = c->stream;
+        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !c->migrate;
+        if (last_copy.d2h) {
+            last_copy.call = *c;
+            last_copy.wd = wd;
+        }
+    }
     xp_journal_commit(r);
 }
 
@@ -845,6 +776,7 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
 {
     if (!s->recording)
         return;
+    forget_last_copy();
     /* Host memory and address space belong to no device. */
     bool no_device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ||
                      kind == XP_ALLOC_RESERVED;
@@ -889,7 +821,10 @@ int xp_physical_device(uint64_t handle)
 void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
                          uint64_t span, int status)
 {
-    if (!s->recording || (ptr == 0 && status == 0))
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    if (ptr == 0 && status == 0)
         return;
     bool handles = (kinds & XP_HANDLE_KINDS) != 0;
     uint64_t at = ptr;
@@ -916,21 +851,53 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
     }
 }
 
+/* Whether sync call `api` on `handle` waits for the thread's last copy. */
+static bool sync_completes_last_copy(xp_api api, uint64_t handle)
+{
+    switch (api) {
+    case XP_API_cudaStreamSynchronize:
+    case XP_API_cudaStreamSynchronize_ptsz:
+    case XP_API_cuStreamSynchronize:
+    case XP_API_cuStreamSynchronize_ptsz:
+        return handle == last_copy.stream;
+    case XP_API_cudaDeviceSynchronize:
+    case XP_API_cuCtxSynchronize:
+    case XP_API_cuCtxSynchronize_v2:
+        return last_copy.device < 0 || last_copy.device == xp_current_device;
+    default:
+        return false;   /* an event: what it marks is not known here */
+    }
+}
+
 void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
 {
     if (!s->recording)
         return;
+    bool paired = last_copy.valid && status == 0 && sync_completes_last_copy(api, handle);
+    forget_last_copy();
     xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
     if (r == NULL)
         return;
     r->stream = handle;
     r->nvtx_range = xp_nvtx_top;
+    r->copy_start_ns = paired ? last_copy.start_ns : 0;
+    uint8_t fp_kind = XP_FP_NONE;
+    /* The copy's bytes have all arrived now: its destination can be read. */
+    r->fingerprint = paired && last_copy.d2h
+                         ? xp_fp_copy(&last_copy.call, XP_DIR_D2H, &last_copy.wd, &last_copy.wd,
+                                      S.cfg.fingerprint, true, &fp_kind)
+                         : 0;
+    r->fingerprint_kind = fp_kind;
+    memset(r->reserved, 0, sizeof r->reserved);
     xp_journal_commit(r);
 }
 
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
 {
-    if (!s->recording || status == 0)
+    if (!s->recording)
+        return;
+    forget_last_copy();   /* a call between a copy and a sync breaks the pair */
+    if (status == 0)
         return;
     xp_rec_call *r = reserve_call(XP_REC_CALL, api, sizeof *r, s, status, xp_current_device);
     if (r == NULL)
@@ -944,6 +911,7 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
 {
     if (!s->recording)
         return;
+    forget_last_copy();
     xp_where w;
     xp_classify(dst, &w);
     uint8_t host_mem = w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
@@ -972,6 +940,7 @@ void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
 {
     if (!s->recording)
         return;
+    forget_last_copy();
     if (status != 0) {
         xp_record_call(s, api, func, status);
         return;

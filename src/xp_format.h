@@ -28,7 +28,9 @@
 #define XP_COMMIT          0x54494d43u             /* "CMIT" */
 #define XP_JOURNAL_VERSION 4     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
-                                    4: stack records grew Python frames; PYCODE */
+                                    4: stack records grew Python frames; PYCODE; copy
+                                       records grew full_fingerprint; sync records
+                                       copy_start_ns and the completed copy's fingerprint */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
@@ -140,14 +142,21 @@ typedef struct xp_rec_copy {
     uint64_t kernel_seq;      /* successful kernel launches on `device` so far (per process) */
     /* Version 3 (a version 2 record ends here, XP_REC_COPY_V2_SIZE bytes). */
     uint64_t nvtx_range;      /* innermost NVTX push range open on the calling thread, 0 none */
+    /* Version 4 (a version 3 record ends here, XP_REC_COPY_V3_SIZE bytes). */
+    uint64_t full_fingerprint; /* XXH3-64 of every byte, taken only for a SAMPLED upload whose
+                                  sample equals the previous upload's to the same destination
+                                  and size (the confirmation of a suspected repeat); 0 none */
 } xp_rec_copy;
 #define XP_REC_COPY_V1_SIZE 88u
 #define XP_REC_COPY_V2_SIZE 104u
+#define XP_REC_COPY_V3_SIZE 112u
 _Static_assert(offsetof(xp_rec_copy, fingerprint) == XP_REC_COPY_V1_SIZE,
                "a version 1 copy record is the first 88 bytes of a version 2 one");
 _Static_assert(offsetof(xp_rec_copy, nvtx_range) == XP_REC_COPY_V2_SIZE,
                "a version 2 copy record is the first 104 bytes of a version 3 one");
-_Static_assert(sizeof(xp_rec_copy) == 112, "copy record is 112 bytes");
+_Static_assert(offsetof(xp_rec_copy, full_fingerprint) == XP_REC_COPY_V3_SIZE,
+               "a version 3 copy record is the first 112 bytes of a version 4 one");
+_Static_assert(sizeof(xp_rec_copy) == 120, "copy record is 120 bytes");
 
 /* A memset (cudaMemset*): device memory, or pinned/managed host memory,
  * set to a byte value.  Not a copy: nothing crosses between host and device. */
@@ -209,11 +218,24 @@ typedef struct xp_rec_sync {
     uint64_t stream;          /* stream or event handle; 0 for device-wide */
     /* Version 3 (a version 1 or 2 record ends here, XP_REC_SYNC_V2_SIZE bytes). */
     uint64_t nvtx_range;      /* as in xp_rec_copy */
+    /* Version 4 (a version 3 record ends here, XP_REC_SYNC_V3_SIZE bytes).  A successful
+     * synchronization of a stream (or of the device) that was the next recorded call on
+     * its thread after an asynchronous copy on that stream (or device) completes that
+     * copy: together they are one blocking copy in effect (PyTorch's .cpu(), .item(),
+     * .to() without non_blocking). */
+    uint64_t copy_start_ns;   /* that copy's start_ns (same thread: the pair's key), 0 none */
+    uint64_t fingerprint;     /* a device-to-host copy's destination, hashed as the copy
+                                 record would (xp_fp_kind) once the sync made it complete */
+    uint8_t fingerprint_kind; /* xp_fp_kind; NONE when not D2H or not readable */
+    uint8_t reserved[7];
 } xp_rec_sync;
 #define XP_REC_SYNC_V2_SIZE 56u
+#define XP_REC_SYNC_V3_SIZE 64u
 _Static_assert(offsetof(xp_rec_sync, nvtx_range) == XP_REC_SYNC_V2_SIZE,
                "a version 2 sync record is the first 56 bytes of a version 3 one");
-_Static_assert(sizeof(xp_rec_sync) == 64, "sync record is 64 bytes");
+_Static_assert(offsetof(xp_rec_sync, copy_start_ns) == XP_REC_SYNC_V3_SIZE,
+               "a version 3 sync record is the first 64 bytes of a version 4 one");
+_Static_assert(sizeof(xp_rec_sync) == 88, "sync record is 88 bytes");
 
 /* A failed call of a hooked API that has no record type of its own. */
 typedef struct xp_rec_call {

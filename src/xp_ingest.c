@@ -44,7 +44,7 @@
  * an insert's cost is the statement's own (cursors opened and closed, the
  * last rowid looked up), not the row's. */
 #define XP_ROW_BATCH 32
-#define XP_ROW_COLS 10            /* the most columns of a buffered row (copies) */
+#define XP_ROW_COLS 11            /* the most columns of a buffered row (copies) */
 
 /* What call_sites interns: everything about a call that tends to repeat. */
 typedef struct site_key {
@@ -82,10 +82,12 @@ static const char *const sql_text[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
     [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns, kernel_seq, "
-               "fingerprint, fp_kind, nvtx_range) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+               "fingerprint, fp_kind, nvtx_range, full_fp) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns, "
                  "nvtx_range) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns, nvtx_range) VALUES (?1, ?2, ?3, ?4)",
+    [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns, nvtx_range, copy_start_ns, "
+               "fingerprint, fp_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SITE_FIND] = "SELECT id FROM call_sites WHERE api = ?1 AND status = ?2 AND device = ?3 "
                     "AND tid = ?4 AND stream = ?5 AND stack IS ?6 AND direction = ?7 "
                     "AND host_mem = ?8 AND blocking = ?9 AND kind = ?10",
@@ -753,7 +755,11 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
         *nulls |= 1u << 6;
     if (!v2 || (fp_kind != XP_FP_FULL && fp_kind != XP_FP_SAMPLED))
         *nulls |= 1u << 7 | 1u << 8;
-    xp_nvtx_cell(v, nulls, 9, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
+    xp_nvtx_cell(v, nulls, 9, r->c.h.size >= XP_REC_COPY_V3_SIZE ? r->nvtx_range : 0);
+    /* Version 4: the full hash confirming a sampled upload, NULL when not taken. */
+    v[10] = r->c.h.size >= sizeof *r ? xp_i64(r->full_fingerprint) : 0;
+    if (v[10] == 0)
+        *nulls |= 1u << 10;
     if (r->c.status == 0)
         return 0;
     if (xp_flush(ig, &ig->copies) != 0)
@@ -854,7 +860,17 @@ static int xp_store_sync(xp_ingest *ig, const xp_rec_sync *r)
     v[0] = site;
     v[1] = xp_i64(r->c.start_ns);
     v[2] = xp_i64(r->c.end_ns - r->c.start_ns);
-    xp_nvtx_cell(v, nulls, 3, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
+    xp_nvtx_cell(v, nulls, 3, r->c.h.size >= XP_REC_SYNC_V3_SIZE ? r->nvtx_range : 0);
+    /* Version 4: the copy this sync completed (NULLs when none, or an older record). */
+    bool v4 = r->c.h.size >= sizeof *r && r->copy_start_ns != 0;
+    unsigned fp_kind = v4 ? r->fingerprint_kind : 0;
+    v[4] = v4 ? xp_i64(r->copy_start_ns) : 0;
+    v[5] = xp_i64(r->fingerprint);
+    v[6] = fp_kind;
+    if (!v4)
+        *nulls |= 1u << 4;
+    if (fp_kind != XP_FP_FULL && fp_kind != XP_FP_SAMPLED)
+        *nulls |= 1u << 5 | 1u << 6;
     if (r->c.status == 0)
         return 0;
     char detail[64];
@@ -1322,8 +1338,8 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
         snprintf(err, errlen, "%s: out of memory", db_path);
         return -1;
     }
-    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 10};
-    ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 4};
+    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 11};
+    ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 7};
     /* Created and checked now, so that a bad path shows at start-up. */
     if (xp_attach(ig, 0) != 0) {
         xp_copy_err(ig, err, errlen);

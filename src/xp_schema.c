@@ -153,7 +153,8 @@ const char xp_schema_sql[] =
     "  kernel_seq INTEGER,\n"
     "  fingerprint INTEGER,\n"
     "  fp_kind INTEGER,\n"
-    "  nvtx_range INTEGER\n"
+    "  nvtx_range INTEGER,\n"
+    "  full_fp INTEGER\n"
     ");\n"
     /* Memsets share call_sites with copies (direction 0, kind 255). */
     "CREATE TABLE memset_rows(\n"
@@ -167,12 +168,19 @@ const char xp_schema_sql[] =
     "  dur_ns INTEGER NOT NULL,\n"
     "  nvtx_range INTEGER\n"
     ");\n"
+    /* copy_start_ns: the start of the asynchronous copy this sync completed
+     * (the thread's previous recorded call, on the stream or device it
+     * synchronized), NULL none; fingerprint/fp_kind: that D2H copy's
+     * destination hashed once complete. */
     "CREATE TABLE sync_rows(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  site INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL,\n"
     "  dur_ns INTEGER NOT NULL,\n"
-    "  nvtx_range INTEGER\n"
+    "  nvtx_range INTEGER,\n"
+    "  copy_start_ns INTEGER,\n"
+    "  fingerprint INTEGER,\n"
+    "  fp_kind INTEGER\n"
     ");\n"
     /* id is the journal's alloc_id, which FREE records name. */
     "CREATE TABLE alloc_rows(\n"
@@ -242,7 +250,8 @@ const char xp_schema_sql[] =
     "       nullif(s.kind, 255) AS kind, c.site AS site,\n"
     "       c.fingerprint AS fingerprint,\n"
     "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
-    "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range\n"
+    "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range,\n"
+    "       c.full_fp AS full_fingerprint\n"
     "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW memsets AS\n"
     "SELECT m.id AS id,\n"
@@ -265,7 +274,9 @@ const char xp_schema_sql[] =
     "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
     "       y.start_ns AS start_ns, y.start_ns + y.dur_ns AS end_ns, y.dur_ns AS dur_ns,\n"
     "       s.status AS status, s.stack AS stack_id, y.site AS site,\n"
-    "       y.nvtx_range AS nvtx_range\n"
+    "       y.nvtx_range AS nvtx_range, y.copy_start_ns AS copy_start_ns,\n"
+    "       y.fingerprint AS fingerprint,\n"
+    "       CASE y.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind\n"
     "FROM sync_rows y JOIN call_sites s ON s.id = y.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW allocations AS\n"
     "SELECT r.id AS id,\n"

@@ -13,7 +13,9 @@ static const char xp_fix_pytorch[] =
 /* A failed copy moved nothing: it is an error, not a slow transfer. */
 static bool xp_async_pageable_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
-    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0;
+    /* One completed at once by a sync is blocking whatever the memory: pinning
+     * would not let it overlap anything (sync-in-loop reports it). */
+    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0 && !c->paired;
 }
 
 static void xp_async_pageable_process(struct xp_report *r, const struct xp_process *p)

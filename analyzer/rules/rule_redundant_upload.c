@@ -1,6 +1,8 @@
-/* rule_redundant_upload.c: uploads of bytes the device already had: the same
- * content sent again to the same place before any kernel could have changed
- * it, or one call site sending the same content over and over. */
+/* rule_redundant_upload.c: uploads of content sent before: redundant-upload
+ * when the device still had it (the same place, the same allocation, no
+ * kernel or memset since; or one call site sending it over and over into a
+ * buffer that lived through), reupload-fresh when it goes into a buffer
+ * allocated since (the device forgot it when the old buffer was freed). */
 #include <stdlib.h>
 
 #include "xp_group.h"
@@ -13,23 +15,119 @@ static const char xp_fix_pytorch[] =
     "move the tensor to the GPU once (outside the training loop, or cache the result of "
     ".to(device)/.cuda()) instead of transferring the same data every step";
 
-/* Why a copy is redundant: bits in marks[]. */
-enum { XP_RED_SAME_DST = 1, XP_RED_REPEAT = 2 };
+static const char xp_fix_fresh[] =
+    "keep the buffer (or a device copy of the data) alive instead of freeing it and uploading the "
+    "same bytes into a new allocation: allocate once, upload once, reuse it";
+static const char xp_fix_fresh_pytorch[] =
+    "keep the GPU tensor (cache the result of .to(device)/.cuda(), or register it as a buffer) "
+    "instead of dropping it and moving the same data to the GPU again";
 
+/* Why a copy is marked: bits in marks[]. */
+enum { XP_RED_SAME_DST = 1, XP_RED_REPEAT = 2, XP_RED_FRESH = 4 };
+
+/* An upload whose content is known for sure: a sampled fingerprint counts
+ * only once confirmed by a full hash (copies.full_fingerprint), since a
+ * change between the sampled blocks is invisible to it. */
 static bool xp_is_upload(const struct xp_copy *c)
 {
-    return xp_fingerprinted(c, XP_DIR_H2D);
+    return xp_fingerprinted(c, XP_DIR_H2D) && (c->fp_kind != 2 || c->full_fp != 0);
+}
+
+/* The content's key: the full hash when there is one. */
+static uint64_t xp_content(const struct xp_copy *c)
+{
+    return c->fp_kind == 2 ? c->full_fp : c->fingerprint;
 }
 
 static bool xp_same_upload(const struct xp_copy *a, const struct xp_copy *b)
 {
-    return a->fingerprint == b->fingerprint && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
+    return xp_content(a) == xp_content(b) && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
+}
+
+/* Device allocations by address, to tell which one held a destination when. */
+struct xp_lifetimes {
+    const struct xp_process *p;
+    size_t *by_ptr, n;
+};
+
+static const struct xp_alloc *xp_sort_allocs;
+static int xp_cmp_alloc_ptr(const void *a, const void *b)
+{
+    uint64_t x = xp_sort_allocs[*(const size_t *)a].ptr, y = xp_sort_allocs[*(const size_t *)b].ptr;
+    return (x > y) - (x < y);
+}
+
+static int xp_lifetimes_init(struct xp_lifetimes *L, const struct xp_process *p)
+{
+    L->p = p;
+    L->n = 0;
+    L->by_ptr = malloc((p->n_allocs ? p->n_allocs : 1) * sizeof *L->by_ptr);
+    if (!L->by_ptr)
+        return -1;
+    for (size_t i = 0; i < p->n_allocs; i++)
+        if (p->allocs[i].kind == XP_AK_DEVICE || p->allocs[i].kind == XP_AK_MAPPED ||
+            p->allocs[i].kind == XP_AK_MANAGED)
+            L->by_ptr[L->n++] = i;
+    xp_sort_allocs = p->allocs;
+    qsort(L->by_ptr, L->n, sizeof *L->by_ptr, xp_cmp_alloc_ptr);
+    return 0;
+}
+
+/* How far below a destination to look for the allocation holding it: live
+ * device allocations never overlap, so the one holding dst at a time is
+ * among the nearest below it (older ones at the same address come first). */
+#define XP_ALLOC_SCAN 64
+
+/* Index + 1 of the allocation holding dst at time t, 0 if none is known. */
+static size_t xp_alloc_at(const struct xp_lifetimes *L, uint64_t dst, int64_t t)
+{
+    size_t lo = 0, hi = L->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->p->allocs[L->by_ptr[mid]].ptr <= dst)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo, seen = 0; k > 0 && seen < XP_ALLOC_SCAN; k--, seen++) {
+        const struct xp_alloc *a = &L->p->allocs[L->by_ptr[k - 1]];
+        if (dst - a->ptr < a->bytes && a->alloc_ns <= t && (a->free_ns < 0 || a->free_ns > t))
+            return L->by_ptr[k - 1] + 1;
+    }
+    return 0;
+}
+
+/* Whether a memset that began in (from, to) covered dst. */
+static bool xp_memset_between(const struct xp_process *p, uint64_t dst, int64_t from, int64_t to)
+{
+    size_t lo = 0, hi = p->n_memset_spans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->memset_spans[mid].start_ns <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < p->n_memset_spans && p->memset_spans[k].start_ns < to; k++)
+        if (dst - p->memset_spans[k].dst < p->memset_spans[k].bytes)
+            return true;
+    return false;
+}
+
+/* Whether copy c went into an allocation made after time t (its alloc_of). */
+static bool xp_fresh_since(const struct xp_process *p, const size_t *alloc_of, size_t i, int64_t t)
+{
+    return alloc_of[i] && p->allocs[alloc_of[i] - 1].alloc_ns > t;
 }
 
 /* Uploads to the same (device, dst) in time order: one that repeats the
- * previous upload's content with the same kernel_seq wrote bytes already
- * there (no kernel ran in between that could have used or changed them). */
-static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_t n, uint8_t *marks)
+ * previous upload's content into the same allocation, with the same
+ * kernel_seq and no memset of dst in between, wrote bytes already there (no
+ * kernel ran that could have used or changed them).  Into a buffer
+ * allocated since (freed and allocated again at that address) it is a
+ * fresh re-upload instead. */
+static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_t n,
+                            const size_t *alloc_of, uint8_t *marks)
 {
     struct xp_map last; /* (device, dst) -> v0: index + 1 of its latest upload */
     xp_map_init(&last);
@@ -43,7 +141,12 @@ static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_
         }
         if (!added) {
             const struct xp_copy *prev = &p->copies[e->v0 - 1];
-            if (xp_same_upload(prev, c) && prev->kernel_seq == c->kernel_seq)
+            if (!xp_same_upload(prev, c))
+                ;
+            else if (xp_fresh_since(p, alloc_of, ord[j], prev->start_ns))
+                marks[ord[j]] |= XP_RED_FRESH;
+            else if (prev->kernel_seq == c->kernel_seq &&
+                     !xp_memset_between(p, c->dst, prev->start_ns, c->start_ns))
                 marks[ord[j]] |= XP_RED_SAME_DST;
         }
         e->v0 = ord[j] + 1;
@@ -53,12 +156,14 @@ static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_
 }
 
 /* One site's uploads of one content: from min_repeats on, every upload after
- * the first (in time) is redundant.  group[] gets, per copy, how many uploads
- * its group had (for the max_uploads_of_one_content detail). */
+ * the first (in time) is redundant, or a fresh re-upload when it went into a
+ * buffer allocated after the previous upload of that content.  group[]
+ * gets, per copy, how many uploads its group had (for the
+ * max_uploads_of_one_content detail). */
 static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t n, uint64_t min,
-                           uint8_t *marks, uint32_t *group)
+                           const size_t *alloc_of, uint8_t *marks, uint32_t *group)
 {
-    struct xp_map groups; /* (fingerprint, bytes, stack and kind) -> v0 count, v1 first upload */
+    struct xp_map groups; /* (content, bytes, stack and kind) -> v0 count, v1 first upload */
     xp_map_init(&groups);
     uint32_t *entry = malloc(n * sizeof *entry);
     if (!entry)
@@ -66,7 +171,7 @@ static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t
     for (size_t j = 0; j < n; j++) {
         const struct xp_copy *c = &p->copies[ord[j]];
         bool added;
-        struct xp_map_entry *e = xp_map_get(&groups, c->fingerprint, c->bytes,
+        struct xp_map_entry *e = xp_map_get(&groups, xp_content(c), c->bytes,
                                             (uint64_t)c->stack_id << 8 | c->fp_kind, 0, &added);
         if (!e) {
             free(entry);
@@ -78,18 +183,36 @@ static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t
         e->v0++;
         entry[j] = (uint32_t)(e - groups.e);
     }
+    /* Per group, the start of its latest upload so far, walking in time. */
+    int64_t *latest = malloc(n * sizeof *latest);
+    if (!latest) {
+        free(entry);
+        xp_map_free(&groups);
+        return -1;
+    }
     for (size_t j = 0; j < n; j++) {
         const struct xp_map_entry *e = &groups.e[entry[j]];
         group[ord[j]] = e->v0 > UINT32_MAX ? UINT32_MAX : (uint32_t)e->v0;
         if (e->v0 >= min && e->v1 != ord[j])
-            marks[ord[j]] |= XP_RED_REPEAT;
+            marks[ord[j]] |= xp_fresh_since(p, alloc_of, ord[j], latest[entry[j]]) ? XP_RED_FRESH
+                                                                                    : XP_RED_REPEAT;
+        latest[entry[j]] = p->copies[ord[j]].start_ns;
     }
+    free(latest);
     free(entry);
     xp_map_free(&groups);
     return 0;
 }
 
-static void xp_redundant_process(struct xp_report *r, const struct xp_process *p)
+/* Whether marks m say what rule `fresh` reports: a copy is redundant when
+ * the device still had its content by either test, else a fresh re-upload. */
+static bool xp_reported(uint8_t m, bool fresh)
+{
+    bool redundant = (m & (XP_RED_SAME_DST | XP_RED_REPEAT)) != 0;
+    return fresh ? !redundant && (m & XP_RED_FRESH) : redundant;
+}
+
+static void xp_redundant_process(struct xp_report *r, const struct xp_process *p, bool fresh)
 {
     size_t n;
     size_t *ord = xp_copies_in_time(p, xp_is_upload, &n);
@@ -99,16 +222,22 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     }
     uint8_t *marks = calloc(p->n_copies, 1);
     uint32_t *group = calloc(p->n_copies, sizeof *group);
+    size_t *alloc_of = calloc(p->n_copies, sizeof *alloc_of);
+    struct xp_lifetimes L = {0};
     struct xp_sites sites;
     xp_sites_init(&sites);
-    /* Per site: count, bytes, time of redundant copies; aux the same-dst
+    /* Per site: count, bytes, time of reported copies; aux the same-dst
      * ones; repeats and max_repeats alongside. */
     uint64_t *repeats = NULL, *max_group = NULL;
-    if (!ord || !marks || !group || xp_mark_same_dst(p, ord, n, marks) != 0 ||
-        xp_mark_repeats(p, ord, n, r->th.redundant_min_repeats, marks, group) != 0)
+    if (!ord || !marks || !group || !alloc_of || xp_lifetimes_init(&L, p) != 0)
+        goto out;
+    for (size_t j = 0; j < n; j++)
+        alloc_of[ord[j]] = xp_alloc_at(&L, p->copies[ord[j]].dst, p->copies[ord[j]].start_ns);
+    if (xp_mark_same_dst(p, ord, n, alloc_of, marks) != 0 ||
+        xp_mark_repeats(p, ord, n, r->th.redundant_min_repeats, alloc_of, marks, group) != 0)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        if (!marks[i])
+        if (!xp_reported(marks[i], fresh))
             continue;
         const struct xp_copy *c = &p->copies[i];
         struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
@@ -121,7 +250,7 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     if (!repeats || !max_group)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        if (!marks[i])
+        if (!xp_reported(marks[i], fresh))
             continue;
         size_t k = xp_sites_find(&sites, p->copies[i].stack_id);
         repeats[k] += (marks[i] & XP_RED_REPEAT) != 0;
@@ -130,6 +259,16 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     }
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
+        if (fresh) {
+            struct xp_finding *f = xp_report_add(
+                r, "reupload-fresh", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
+                xp_fix_fresh, xp_fix_fresh_pytorch,
+                "%llu uploads sent again, into a newly allocated buffer, content this site had "
+                "uploaded before (%s, %s)",
+                (unsigned long long)s->count, xp_bytes_str(s->bytes).s, xp_ns_str(s->time_ns).s);
+            xp_finding_num(f, "max_uploads_of_one_content", (int64_t)max_group[k]);
+            continue;
+        }
         struct xp_finding *f = xp_report_add(
             r, "redundant-upload", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
             xp_fix_pytorch, "%llu uploads sent bytes the device already had (%s wasted, %s)",
@@ -139,16 +278,24 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
         xp_finding_num(f, "max_uploads_of_one_content", (int64_t)max_group[k]);
     }
 out:
+    free(L.by_ptr);
     free(repeats);
     free(max_group);
     free(ord);
     free(marks);
     free(group);
+    free(alloc_of);
     xp_sites_free(&sites);
 }
 
 void xp_rule_redundant_upload(struct xp_report *r)
 {
     for (size_t i = 0; i < r->n_procs; i++)
-        xp_redundant_process(r, &r->procs[i]);
+        xp_redundant_process(r, &r->procs[i], false);
+}
+
+void xp_rule_reupload_fresh(struct xp_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        xp_redundant_process(r, &r->procs[i], true);
 }

@@ -13,9 +13,24 @@ static const char xp_fix_pytorch[] =
     "(accumulate into a tensor) and read them once after the loop; upload pinned tensors with "
     ".to(device, non_blocking=True)";
 
+/* For a site whose blocking copies are reads of results: an async copy that
+ * the next call synchronized (cudaMemcpyAsync + cudaStreamSynchronize, what
+ * .item() and .cpu() do).  Pinning changes nothing: the host waits for the
+ * value because it asked for it. */
+static const char xp_fix_readback[] =
+    "keep the value on the device: accumulate it there (a running sum, a device-side check) and "
+    "copy it to the host every N steps or once after the loop, instead of copying and "
+    "synchronizing every iteration";
+static const char xp_fix_readback_pytorch[] =
+    "avoid .item(), .cpu() or .tolist() every step: accumulate in a CUDA tensor (loss_sum += "
+    "loss.detach()) and read it every N steps or after the loop";
+
+/* A copy that held the host: a synchronous one, or an async one completed
+ * at once by a sync (paired).  An async copy held only to stage pageable
+ * memory is async-pageable's, not this rule's (one finding per copy). */
 static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
-    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE);
+    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired);
 }
 
 /* The median of a site's copy sizes (the lower middle one for an even count). */
@@ -58,14 +73,20 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         if (s->count < min)
             continue;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);
+        size_t paired = 0;
+        for (size_t j = start[k]; j < start[k + 1]; j++)
+            paired += p->copies[order[j]].paired;
+        bool readback = paired * 2 > start[k + 1] - start[k];
         struct xp_finding *f = xp_report_add(
-            r, "sync-in-loop", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
-            xp_fix_pytorch, "%llu blocking copies from one call site held the host %s (%s, median %s each)",
+            r, "sync-in-loop", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
+            readback ? xp_fix_readback : xp_fix, readback ? xp_fix_readback_pytorch : xp_fix_pytorch,
+            "%llu blocking copies from one call site held the host %s (%s, median %s each)",
             (unsigned long long)s->count, xp_ns_str(s->time_ns).s, xp_bytes_str(s->bytes).s,
             xp_bytes_str(median).s);
         xp_finding_text(f, "direction", "%s", xp_dir_mask_name(s->aux));
         xp_finding_num(f, "median_bytes", (int64_t)median);
         xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
+        xp_finding_num(f, "copy_then_sync", (int64_t)paired);
     }
 out:
     free(tmp);

@@ -110,7 +110,8 @@ int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
             site_of[i] = XP_NO_SITE;
         if (!keep(c, th))
             continue;
-        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns);
+        /* A copy completed at once by a sync held the caller for both. */
+        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns + c->wait_ns);
         if (!site)
             return -1;
         site->aux |= xp_dir_bit(c->direction);

@@ -6,6 +6,7 @@ const struct xp_rule xp_rules[] = {
      "async copies from pageable host memory, which hold the caller while the runtime stages them"},
     {"sync-in-loop", xp_rule_sync_in_loop, "a call site that issues many blocking copies"},
     {"redundant-upload", xp_rule_redundant_upload, "the same bytes uploaded again to no purpose"},
+    {"reupload-fresh", xp_rule_reupload_fresh, "the same bytes uploaded again into a newly allocated buffer"},
     {"round-trip", xp_rule_round_trip, "data copied to the host and back up unchanged"},
     {"small-copies", xp_rule_small_copies, "many small copies, each paying a copy's fixed cost"},
     {"low-bandwidth", xp_rule_low_bandwidth, "large blocking copies far slower than the run's usual bandwidth"},

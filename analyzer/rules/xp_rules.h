@@ -7,6 +7,7 @@
 void xp_rule_async_pageable(struct xp_report *r);
 void xp_rule_sync_in_loop(struct xp_report *r);
 void xp_rule_redundant_upload(struct xp_report *r);
+void xp_rule_reupload_fresh(struct xp_report *r);
 void xp_rule_round_trip(struct xp_report *r);
 void xp_rule_small_copies(struct xp_report *r);
 void xp_rule_low_bandwidth(struct xp_report *r);

@@ -236,9 +236,11 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
     } else if (!async) {
         wait = true;
     } else {
-        /* Async to pageable memory (DtoH, and HtoH through staging) returns
-         * only once the copy is complete. */
-        wait = pageable;
+        /* Async to pageable memory (DtoH) returns only once the copy is
+         * complete; host to host is fully synchronous whatever the memory
+         * (NVIDIA's "API synchronization behavior"), except in a batch, which
+         * "as a whole executes in stream order" (cuMemcpyBatchAsync). */
+        wait = pageable || (dir == DIR_H2H && strncmp(api, "cuMemcpyBatch", 13) != 0);
     }
     uint64_t ticket = xpsim_stream_enqueue(stream, &w);
     xpsim_debug("%s %s %llu bytes %s stream %p%s", api, dir_names[dir], (unsigned long long)bytes,

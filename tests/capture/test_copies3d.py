@@ -47,7 +47,7 @@ want = [
     ('cudaMemcpy3D', W * H * D, 'D2H', 'pinned', 'sync', v['dev'], v['back'], box),
     ('cudaMemcpy3DAsync', W * H * 2, 'H2D', 'pinned', 'async', v['back'], v['dev'],
      box[:W * H * 2]),
-    ('cudaMemcpy3DPeer', W * H, 'D2D', None, 'sync', v['dev'], v['dev'] + pitch * H * 2, None),
+    ('cudaMemcpy3DPeer', W * H, 'D2D', None, 'async', v['dev'], v['dev'] + pitch * H * 2, None),
 ]
 check_eq([(g['api'], g['bytes'], g['direction'], g['host_mem'], g['blocking'], u64(g['src']),
            u64(g['dst'])) for g in got], [w[:7] for w in want],

@@ -46,7 +46,7 @@ expected = {
     1001: (linked_sync('cuMemcpyHtoD_v2'), 'H2D', 'pageable', 'sync', LS, 0),
     1002: (linked_sync('cuMemcpyHtoD_v2'), 'H2D', 'pinned', 'sync', LS, 0),
     1003: (linked_sync('cuMemcpyDtoH_v2'), 'D2H', 'pageable', 'sync', LS, 0),
-    1004: (linked_sync('cuMemcpyDtoD_v2'), 'D2D', None, 'sync', LS, 0),
+    1004: (linked_sync('cuMemcpyDtoD_v2'), 'D2D', None, 'async', LS, 0),
     1005: (linked_async('cuMemcpyHtoDAsync_v2'), 'H2D', 'pinned', 'async', S, 0),
     1006: (linked_async('cuMemcpyDtoHAsync_v2'), 'D2H', 'pinned', 'async', S, 0),
     1007: (linked_sync('cuMemcpy'), 'H2D', 'pageable', 'sync', LS, 0),
@@ -63,8 +63,8 @@ expected = {
     3001: ('cuMemcpyHtoD_v2', 'H2D', 'pinned', 'sync', 0, 0),
     3002: ('cuMemcpyHtoD_v2_ptds', 'H2D', 'pinned', 'sync', PT, 0),
     3003: ('cuMemcpyDtoHAsync_v2_ptsz', 'D2H', 'pinned', 'async', S, 0),
-    3004: ('cuMemcpy', 'D2D', None, 'sync', 0, 0),
-    3005: ('cuMemcpyDtoD_v2', 'D2D', None, 'sync', 0, 0),
+    3004: ('cuMemcpy', 'D2D', None, 'async', 0, 0),
+    3005: ('cuMemcpyDtoD_v2', 'D2D', None, 'async', 0, 0),
 }
 
 conn = open_db(db)

@@ -65,7 +65,7 @@ expected = [
      HOST[64:128]),
     (TOA, 'H2D', 4096, v['host'], v['var'], 'pageable', 'async_pageable', S, 0, 1, 0, 0, HOST),
     (FROMA, 'D2H', 4096, v['var'], v['back'], 'pageable', 'async_pageable', S, 0, 2, 0, 0, None),
-    (TO, 'D2D', 256, v['dev'], v['var'], None, 'sync', DEFAULT, 0, 3, 0, 0, None),
+    (TO, 'D2D', 256, v['dev'], v['var'], None, 'async', DEFAULT, 0, 3, 0, 0, None),
     (TO, 'H2D', 4096, v['host'], v['var'], 'pageable', 'sync', DEFAULT, 0, 4, 0, 0, HOST),
     (TO, 'H2D', 64, v['host'], v['cst'], 'pageable', 'sync', DEFAULT, 0, 1, 0, 0, HOST[:64]),
     # Refused: the symbol's own (host shadow) address as passed, plus the offset.

@@ -56,14 +56,14 @@ expected = [
     # Back into contiguous pinned rows: the same bytes, so the same fingerprint.
     (sync_name('cudaMemcpy2D'), 'D2H', W * H, v['pitched'], v['pinned'], 'pinned', 'sync',
      DEFAULT, 0, 2, up),
-    (sync_name('cudaMemcpy2D'), 'D2D', 5000, v['pitched'], v['dev'], None, 'sync', DEFAULT, 0, 3,
+    (sync_name('cudaMemcpy2D'), 'D2D', 5000, v['pitched'], v['dev'], None, 'async', DEFAULT, 0, 3,
      None),
     (async_name('cudaMemcpy2DAsync'), 'H2D', W * 10, v['pinned'], v['pitched'], 'pinned', 'async',
      S, 0, 1, up[:W * 10]),
     (async_name('cudaMemcpy2DAsync'), 'H2D', 500, v['pageable'], v['pitched'], 'pageable',
      'async_pageable', S, 0, 4, rows_of(pageable, 100, 5, SPITCH)),
     # Peer copies: device to device, on the destination's device, no kind.
-    ('cudaMemcpyPeer', 'D2D', 5000, v['dev'], v['peer'], None, 'sync', 0, 1, None, None),
+    ('cudaMemcpyPeer', 'D2D', 5000, v['dev'], v['peer'], None, 'async', 0, 1, None, None),
     ('cudaMemcpyPeerAsync', 'D2D', 6000, v['peer'], v['dev2'], None, 'async', S, 0, None, None),
 ]
 

@@ -118,18 +118,26 @@ def db_findings(conn, sym):
     """The reference evaluation: (rule, site) -> (count, bytes)."""
     found = {}
     copies = cc.rows(conn, 'SELECT * FROM copies ORDER BY start_ns, id')
+    # A copy completed at once by a sync on its thread is blocking in effect,
+    # and a D2H one takes the fingerprint the sync took.
+    paired = {(y['tid'], y['copy_start_ns']): y for y in
+              cc.rows(conn, 'SELECT * FROM syncs WHERE copy_start_ns IS NOT NULL')}
     for c in copies:
         c['fn'] = sym.innermost(conn, c['stack_id'])
+        y = paired.get((c['tid'], c['start_ns']))
+        c['paired'] = y is not None and c['status'] == 0
+        if c['paired'] and c['fingerprint'] is None and y['fingerprint'] is not None:
+            c['fingerprint'], c['fingerprint_kind'] = y['fingerprint'], y['fingerprint_kind']
     by_site = {}
     for c in copies:
         by_site.setdefault(c['fn'], []).append(c)
 
     for fn, cs in by_site.items():
         ok = [c for c in cs if c['status'] == 0]
-        ap = [c for c in ok if c['blocking'] == 'async_pageable']
+        ap = [c for c in ok if c['blocking'] == 'async_pageable' and not c['paired']]
         if ap:
             add(found, 'async-pageable', fn, len(ap), sum(c['bytes'] for c in ap))
-        blocking = [c for c in ok if c['blocking'] in ('sync', 'async_pageable')]
+        blocking = [c for c in ok if c['blocking'] == 'sync' or c['paired']]
         if len(blocking) >= SYNC_LOOP_MIN:
             add(found, 'sync-in-loop', fn, len(blocking), sum(c['bytes'] for c in blocking))
         small = [c for c in ok if c['bytes'] <= SMALL_MAX_BYTES]
@@ -139,7 +147,12 @@ def db_findings(conn, sym):
         # content this site uploaded often enough.
         seen_dst = set()
         seen_site = {}
-        ups = [c for c in ok if c['direction'] == 'H2D' and c['fingerprint'] is not None]
+        # A sampled fingerprint counts once confirmed by its full hash.
+        ups = [c for c in ok if c['direction'] == 'H2D' and c['fingerprint'] is not None and
+               (c['fingerprint_kind'] == 'full' or c['full_fingerprint'] is not None)]
+        for c in ups:
+            if c['fingerprint_kind'] == 'sampled':
+                c['fingerprint'] = c['full_fingerprint']
         for c in ups:
             key = (c['fingerprint'], c['fingerprint_kind'], c['bytes'])
             seen_site[key] = seen_site.get(key, 0) + 1
