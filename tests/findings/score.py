@@ -5,8 +5,8 @@ comment:
     TRUTH: RULE[(KIND)] @ LABEL   a finding of RULE (and details.kind KIND, when
                                   given) is expected at the line marked LABEL
     TRUTH: none                   no finding is expected
-    ALLOW: RULE[(KIND)] @ LABEL   such a finding is acceptable but not required
-                                  (counted neither way)
+    ALLOW: RULE[(KIND)] [@ LABEL] such a finding is acceptable but not required
+                                  (counted neither way); without a label, at any site
     ENV: NAME=VALUE               set for the run (the simulator's settings)
 
 A line is marked by a comment `/* @LABEL */` (C) or `# @LABEL` (Python) at its
@@ -35,7 +35,7 @@ import tempfile
 
 TRUTH_RE = re.compile(r'^\s*(?:\*|#)?\s*(TRUTH|ALLOW):\s*(.*?)\s*$')
 ENV_RE = re.compile(r'^\s*(?:\*|#)?\s*ENV:\s*([A-Za-z_][A-Za-z0-9_]*)=(\S*)\s*$')
-SPEC_RE = re.compile(r'^([a-z][a-z0-9-]*)(?:\(([a-z0-9-]+)\))?\s*@\s*(\w+)$')
+SPEC_RE = re.compile(r'^([a-z][a-z0-9-]*)(?:\(([a-z0-9-]+)\))?(?:\s*@\s*(\w+))?$')
 LABEL_RE = re.compile(r'(?:/\*\s*@(\w+)\s*\*/|#\s*@(\w+))\s*$')
 RUN_TIMEOUT = 600   # a hung program fails the run rather than meson's whole test
 
@@ -73,6 +73,9 @@ class Program:
             if not spec:
                 sys.exit('%s: bad %s line: %s' % (src, m.group(1), line.strip()))
             rule, kind, label = spec.groups()
+            if label is None and m.group(1) == 'ALLOW':
+                self.allowed.append((rule, kind, None, None))   # at any site
+                continue
             if label not in labels:
                 sys.exit('%s: %s names @%s, which no line carries' % (src, m.group(1), label))
             (self.truths if m.group(1) == 'TRUTH' else self.allowed).append(
@@ -156,17 +159,17 @@ def score_run(prog, findings, tally, fps, fns, tag):
     def matches(f, spec):
         rule, kind, _, line = spec
         return (f['rule'] == rule and (kind is None or kind_of(f) == kind)
-                and (prog.file, line) in frames_of(f))
+                and (line is None or (prog.file, line) in frames_of(f)))
 
     matched = set()
     for f in findings:
-        t = tally.setdefault(f['rule'], [0, 0, 0])
         hit = [i for i, spec in enumerate(prog.truths) if matches(f, spec) and i not in matched]
+        if not hit and any(matches(f, spec) for spec in prog.allowed):
+            continue
+        t = tally.setdefault(f['rule'], [0, 0, 0])
         if hit:
             matched.add(hit[0])
             t[0] += 1
-        elif any(matches(f, spec) for spec in prog.allowed):
-            continue
         else:
             t[1] += 1
             kind = kind_of(f)
@@ -215,7 +218,7 @@ def main():
         progs.append(Program(name, src, cmd))
 
     loads = ['idle', 'loaded'] if args.load == 'both' else [args.load]
-    tally, fps, fns, errors = {}, [], [], []
+    per_run, fps, fns, errors = {}, [], [], []
     truths = sum(len(p.truths) for p in progs)
     with tempfile.TemporaryDirectory(prefix='xp-findings-') as tmp:
         for load in loads:
@@ -233,15 +236,28 @@ def main():
                         if isinstance(res, str):
                             errors.append('%s %s: %s' % (prog.name, tag, res))
                             continue
-                        score_run(prog, res, tally, fps, fns, tag)
+                        run_tally = per_run.setdefault(tag, {})
+                        score_run(prog, res, run_tally, fps, fns, tag)
                         print('%-28s %-9s %d findings' % (prog.name, tag, len(res)), flush=True)
             finally:
                 for b in busy:
                     b.kill()
                     b.wait()
 
+    tally = {}
+    for tag in per_run:
+        for rule, (tp, fp, fn) in per_run[tag].items():
+            t = tally.setdefault(rule, [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + tp, t[1] + fp, t[2] + fn
     print('\n%d programs, %d truths each run, %d run(s) x %s\n'
           % (len(progs), truths, args.runs, '+'.join(loads)))
+    runs = {}
+    for tag in per_run:   # the spread between runs: what a floor must allow for
+        tp, fp, fn = (sum(v[i] for v in per_run[tag].values()) for i in range(3))
+        runs[tag] = {'precision': ratio(tp, tp + fp), 'recall': ratio(tp, tp + fn)}
+        print('run %-9s precision %s recall %s' % (tag, fmt(runs[tag]['precision']),
+                                                   fmt(runs[tag]['recall'])))
+    print()
     print('%-18s %5s %5s %5s %9s %7s' % ('rule', 'TP', 'FP', 'FN', 'precision', 'recall'))
     tot = [0, 0, 0]
     per_rule = {}
@@ -261,7 +277,7 @@ def main():
                                              ('  ' + msg[:90]) if msg else ''))
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump({'programs': len(progs), 'runs': args.runs, 'loads': loads,
+            json.dump({'programs': len(progs), 'runs': args.runs, 'loads': loads, 'per_run': runs,
                        'rules': per_rule, 'precision': precision, 'recall': recall,
                        'false_positives': fps, 'false_negatives': fns, 'errors': errors},
                       f, indent=1)
