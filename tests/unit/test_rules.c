@@ -456,17 +456,21 @@ static void test_round_trip(void **state)
 static void test_small_copies(void **state)
 {
     struct xp_process p;
-    proc_init(&p);
-    static struct xp_copy c[1300];
+    proc_init(&p); /* a run of 1 s */
+    static struct xp_copy c[2400];
     size_t n = 0;
+    /* Site 1: 100 copies of 100 us each: 10 ms, 1% of the run. */
     for (size_t i = 0; i < 100; i++)
-        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, i % 2 ? 4096 : 0, (int64_t)i, 3, 1);
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, i % 2 ? 4096 : 0, (int64_t)i, 100000, 1);
     for (size_t i = 0; i < 99; i++) /* 99 small and some large ones: below the count */
-        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 4096, (int64_t)i, 3, 2);
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 4096, (int64_t)i, 100000, 2);
     for (size_t i = 0; i < 50; i++)
-        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 4097, (int64_t)i, 3, 2);
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 4097, (int64_t)i, 100000, 2);
     for (size_t i = 0; i < 1000; i++)
-        c[n++] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_SYNC, 8, (int64_t)i, 2, 3);
+        c[n++] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_SYNC, 8, (int64_t)i, 20000, 3);
+    /* Site 4: 1000 copies that cost 2 us each, 2 ms in all: not worth reading about. */
+    for (size_t i = 0; i < 1000; i++)
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 64, (int64_t)i, 2000, 4);
     p.copies = c;
     p.n_copies = n;
     struct xp_report r;
@@ -476,19 +480,24 @@ static void test_small_copies(void **state)
     assert_int_equal(f->severity, XP_SEV_INFO);
     assert_int_equal(f->count, 100);
     assert_int_equal(f->bytes, 50 * 4096);
-    assert_int_equal(f->time_ns, 300);
+    assert_int_equal(f->time_ns, 10 * MS);
     assert_int_equal(num(f, "mean_bytes"), 2048);
-    assert_int_equal(num(f, "per_copy_ns"), 3);
+    assert_int_equal(num(f, "per_copy_ns"), 100000);
+    assert_string_equal(text(f, "run_share"), "0.010");
     f = at_site(&r, 3);
     assert_int_equal(f->severity, XP_SEV_WARNING); /* 10x the minimum */
     assert_int_equal(f->count, 1000);
-    assert_int_equal(f->time_ns, 2000);
+    assert_int_equal(f->time_ns, 20 * MS);
     char err[200];
     assert_int_equal(xp_thresholds_set(&r.th, "small-copies.max_bytes=4K", err, sizeof err), 0);
     assert_int_equal(r.th.small_copy_max_bytes, 4096);
     assert_int_equal(xp_thresholds_set(&r.th, "small-copies.max_bytes=4097", err, sizeof err), 0);
     assert_int_equal(run(&r, "small-copies"), 3);
     assert_int_equal(at_site(&r, 2)->count, 149);
+    /* The cheap site is one once asked for a fifth of a percent. */
+    assert_int_equal(xp_thresholds_set(&r.th, "small-copies.min_share=0.002", err, sizeof err), 0);
+    assert_int_equal(run(&r, "small-copies"), 4);
+    assert_int_equal(at_site(&r, 4)->count, 1000);
     report_free(&r);
     (void)state;
 }
@@ -498,42 +507,78 @@ static void test_small_copies(void **state)
 static void test_low_bandwidth(void **state)
 {
     struct xp_process p;
-    proc_init(&p);
-    struct xp_copy c[20];
+    proc_init(&p); /* a run of 1 s */
+    static struct xp_copy c[64];
     size_t n = 0;
-    /* Nine pinned sync uploads of 1 MiB at 1 MiB per 100 us (10.5 GB/s). */
+    /* Nine pinned sync uploads of 1 MiB at 1 MiB per 100 us (10.5 GB/s), into one buffer. */
     for (size_t i = 0; i < 9; i++)
         c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB, (int64_t)i * MS, 100000, 1);
-    /* One at a tenth of that: slow. */
-    c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 2 * MiB, 20 * MS, 2000000, 2);
-    /* Pageable copies are their own class: all equally slow, none flagged. */
+    /* Site 2: four at a fortieth of that (32 ms, 3.2% of the run), into a
+     * buffer written before: slow. */
     for (size_t i = 0; i < 4; i++)
-        c[n++] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, MiB, (int64_t)i * MS, 3000000, 3);
-    /* Below the size, unmeasurable (zero time), failed, or async: left out. */
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 2 * MiB, (int64_t)(20 + i) * MS, 8000000, 2);
+    /* Pageable copies are their own class: all equally slow, none flagged. */
+    for (size_t i = 0; i < 4; i++) {
+        c[n] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, MiB, (int64_t)i * MS, 3000000, 3);
+        c[n++].dst = 0x3000;
+    }
+    /* Site 5: one slow copy among fast ones: an outlier, its median is fast. */
+    for (size_t i = 0; i < 5; i++) {
+        c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB, (int64_t)(30 + i) * MS, i == 2 ? 5000000 : 100000, 5);
+        c[n++].dst = 0x5000;
+    }
+    /* Site 6: only the first copy into each fresh buffer was slow. */
+    for (size_t i = 0; i < 4; i++) {
+        c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB, (int64_t)(40 + i) * MS, 5000000, 6);
+        c[n++].dst = 0x60000000 + i * MiB;
+        c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB, (int64_t)(50 + i) * MS, 100000, 6);
+        c[n++].dst = 0x60000000 + i * MiB;
+    }
+    /* Site 7: async copies whose call time is long: the call is not the transfer. */
+    for (size_t i = 0; i < 4; i++) {
+        c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 8 * MiB, (int64_t)(60 + i) * MS, 9000000, 7);
+        c[n++].dst = 0x7000;
+    }
+    /* Below the size, unmeasurable (zero time), failed: left out. */
     c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB - 1, 0, 9000000, 4);
     c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 8 * MiB, 0, 0, 4);
     c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 8 * MiB, 0, 9000000, 4);
     c[n++].status = 1;
-    c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 8 * MiB, 0, 9000000, 4);
     p.copies = c;
     p.n_copies = n;
     struct xp_report r;
     report_init(&r, &p, 1);
     assert_int_equal(run(&r, "low-bandwidth"), 1);
     const struct xp_finding *f = at_site(&r, 2);
-    assert_int_equal(f->count, 1);
-    assert_int_equal(f->bytes, 2 * MiB);
-    assert_int_equal(f->time_ns, 2000000);
+    assert_int_equal(f->count, 4);
+    assert_int_equal(f->bytes, 8 * MiB);
+    assert_int_equal(f->time_ns, 32 * MS);
     assert_string_equal(text(f, "reference_gbps"), "10.486");
-    assert_string_equal(text(f, "gbps"), "1.049");
+    assert_string_equal(text(f, "gbps"), "0.262");
+    assert_string_equal(text(f, "run_share"), "0.032");
     assert_string_equal(text(f, "direction"), "H2D");
     assert_string_equal(text(f, "host_mem"), "pinned");
     char err[200];
-    assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.fraction=0.05", err, sizeof err), 0);
+    /* Fewer copies than the minimum, or too small a share of the run: nothing. */
+    assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.min_count=5", err, sizeof err), 0);
+    assert_int_equal(run(&r, "low-bandwidth"), 0);
+    xp_thresholds_default(&r.th);
+    assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.min_share=0.05", err, sizeof err), 0);
+    assert_int_equal(run(&r, "low-bandwidth"), 0);
+    xp_thresholds_default(&r.th);
+    assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.fraction=0.02", err, sizeof err), 0);
     assert_int_equal(run(&r, "low-bandwidth"), 0);
     assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.fraction=0.3", err, sizeof err), 0);
     assert_int_equal(xp_thresholds_set(&r.th, "low-bandwidth.min_bytes=4M", err, sizeof err), 0);
     assert_int_equal(run(&r, "low-bandwidth"), 0);
+    /* Copies sync-in-loop reports are not reported again. */
+    xp_thresholds_default(&r.th);
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.min_count=4", err, sizeof err), 0);
+    report_free(&r);
+    rule("sync-in-loop")->run(&r);
+    size_t before = r.n_findings;
+    rule("low-bandwidth")->run(&r);
+    assert_int_equal(r.n_findings, before);
     report_free(&r);
     (void)state;
 }
@@ -1039,7 +1084,7 @@ static void test_stacks_off(void **state)
     static struct xp_copy c[300];
     size_t n = 0;
     for (size_t i = 0; i < 150; i++)
-        c[n++] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 64, (int64_t)i, 10, 0);
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 64, (int64_t)i, 100000, 0);
     for (size_t i = 0; i < 3; i++)
         c[n++] = upload(0x42, 1, 64, 0x8000 + i, i, 1000 + (int64_t)i, 0);
     p.copies = c;
@@ -1072,6 +1117,9 @@ static void test_thresholds(void **state)
 {
     struct xp_thresholds t, before;
     xp_thresholds_default(&t);
+    assert_int_equal(t.low_bandwidth_min_count, 3);
+    assert_true(t.low_bandwidth_min_share == 0.02);
+    assert_true(t.small_copies_min_share == 0.01);
     assert_int_equal(t.sync_in_loop_min_count, 10);
     assert_int_equal(t.redundant_min_repeats, 3);
     assert_int_equal(t.small_copy_max_bytes, 4096);
