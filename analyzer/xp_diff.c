@@ -337,8 +337,10 @@ static void xp_stats_add_copy(struct xp_diff_stats *st, const struct xp_process 
     st->copies += 1;
     st->bytes += (double)c->bytes;
     st->time_ns += (double)dur;
-    if (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE)
+    if (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE) {
         st->blocked_ns += (double)dur;
+        xp_welford_add(&st->blocked, (double)dur);
+    }
     if (c->host_mem < XP_HM_COUNT)
         st->host_mem |= 1u << c->host_mem;
     if (c->blocking < XP_BL_COUNT)
@@ -509,8 +511,18 @@ static void xp_reason_change(struct xp_diff_site *s, const char *what, double ba
 
 #define XP_BLOCKING_BITS ((1u << XP_BL_SYNC) | (1u << XP_BL_ASYNC_PAGEABLE))
 
-/* Classifies a matched site from its numbers (findings come later). */
-static void xp_classify(struct xp_diff_site *s, double threshold, int *worse, int *better)
+/* The variance of a site's blocked time on one side (per range instance
+ * with --by nvtx, where the sums were divided by the instances). */
+static double xp_blocked_var(const struct xp_diff_stats *st, double cv)
+{
+    double inst = st->instances > 1 ? (double)st->instances : 1;
+    return xp_welford_sum_var(&st->blocked, cv) / (inst * inst);
+}
+
+/* Classifies a matched site from its numbers (findings come later); cv_base
+ * and cv_new are the runs' own relative spread of a copy's blocked time. */
+static void xp_classify(struct xp_diff_site *s, double threshold, double cv_base, double cv_new, int *worse,
+                        int *better)
 {
     const struct xp_diff_stats *b = s->base, *n = s->new_;
     bool b_pageable = b->host_mem & (1u << XP_HM_PAGEABLE), n_pageable = n->host_mem & (1u << XP_HM_PAGEABLE);
@@ -537,7 +549,8 @@ static void xp_classify(struct xp_diff_site *s, double threshold, int *worse, in
         *(j > 0 ? worse : better) += 1;
     }
     j = xp_judge(b->blocked_ns, n->blocked_ns, XP_DIFF_TIME_FLOOR_NS, threshold);
-    if (j) {
+    if (j && xp_diff_past_noise(n->blocked_ns - b->blocked_ns, xp_blocked_var(b, cv_base),
+                                xp_blocked_var(n, cv_new))) {
         xp_reason_change(s, "blocked time", b->blocked_ns, n->blocked_ns);
         *(j > 0 ? worse : better) += 1;
     }
@@ -553,23 +566,25 @@ static void xp_set_class(struct xp_diff_site *s, int worse, int better)
 enum xp_metric_kind { XP_MK_INFO, XP_MK_BYTES, XP_MK_TIME, XP_MK_SHARE_UP_BAD,
                       XP_MK_SHARE_DOWN_BAD, XP_MK_COUNT };
 
-struct xp_metric_value { const char *name; enum xp_metric_kind kind; bool null; double v; };
+/* var: the value's noise (a variance; XP_MK_TIME only), see xp_diff_noise.c. */
+struct xp_metric_value { const char *name; enum xp_metric_kind kind; bool null; double v; double var; };
 
 static const xp_direction xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR_H2H};
 #define XP_NDIRS (sizeof xp_dirs / sizeof xp_dirs[0])
 #define XP_NMETRICS (4 + 5 * XP_NDIRS + 5)
 
 /* The metrics of one side's totals, in the order they are rendered. */
-static size_t xp_metric_values(const struct xp_totals *t, struct xp_metric_value *m,
-                               char names[][40])
+static size_t xp_metric_values(const struct xp_totals *t, const struct xp_diff_noise *noise,
+                               struct xp_metric_value *m, char names[][40])
 {
     size_t n = 0;
 #define XP_PUT(nm, k, isnull, val) \
-    (m[n] = (struct xp_metric_value){(nm), (k), (isnull), (val)}, n++)
+    (m[n] = (struct xp_metric_value){(nm), (k), (isnull), (val), 0}, n++)
     XP_PUT("copies", XP_MK_INFO, false, (double)t->copies);
     XP_PUT("bytes", XP_MK_BYTES, false, (double)t->bytes);
     XP_PUT("time_ns", XP_MK_INFO, false, (double)t->time_ns);
     XP_PUT("blocked_ns", XP_MK_TIME, false, (double)t->blocked_ns);
+    m[n - 1].var = noise->var[0];
     for (size_t i = 0; i < XP_NDIRS; i++) {
         const struct xp_dir_totals *d = &t->dir[xp_dirs[i]];
         const char *dn = xp_dir_name(xp_dirs[i]);
@@ -581,6 +596,7 @@ static size_t xp_metric_values(const struct xp_totals *t, struct xp_metric_value
         XP_PUT(names[5 * i + 1], XP_MK_BYTES, false, (double)d->bytes);
         XP_PUT(names[5 * i + 2], XP_MK_INFO, false, (double)d->time_ns);
         XP_PUT(names[5 * i + 3], XP_MK_TIME, false, (double)d->blocked_ns);
+        m[n - 1].var = noise->var[1 + xp_dirs[i]];
         /* Bandwidth follows from bytes and time; it is shown, not judged
          * (on a shared machine it is the noisiest number there is). */
         XP_PUT(names[5 * i + 4], XP_MK_INFO, d->bw_ns <= 0,
@@ -605,7 +621,10 @@ static enum xp_diff_class xp_metric_class(enum xp_metric_kind k, const struct xp
     int j = 0;
     switch (k) {
     case XP_MK_BYTES: j = xp_judge(b->v, n->v, XP_DIFF_BYTES_FLOOR, threshold); break;
-    case XP_MK_TIME: j = xp_judge(b->v, n->v, XP_DIFF_TIME_FLOOR_NS, threshold); break;
+    case XP_MK_TIME:
+        j = xp_judge(b->v, n->v, XP_DIFF_TIME_FLOOR_NS, threshold);
+        j = j && xp_diff_past_noise(n->v - b->v, b->var, n->var) ? j : 0;
+        break;
     /* A share moves by at least a point before it counts. */
     case XP_MK_SHARE_UP_BAD: j = xp_judge(b->v, n->v, 0.01, threshold); break;
     case XP_MK_SHARE_DOWN_BAD: j = -xp_judge(b->v, n->v, 0.01, threshold); break;
@@ -638,15 +657,18 @@ static int xp_compare_totals(const struct xp_process *const *bp, size_t nb,
     struct xp_totals tb = {0}, tn = {0};
     struct xp_metric_value vb[XP_NMETRICS], vn[XP_NMETRICS];
     char names_b[5 * XP_NDIRS][40], names_n[5 * XP_NDIRS][40];
+    struct xp_diff_noise nzb, nzn;
     *out = (struct xp_diff_totals_cmp){0};
+    if (xp_diff_noise_of(bp, nb, &nzb) != 0 || xp_diff_noise_of(np, nn, &nzn) != 0)
+        return -1;
     if (xp_totals_of(bp, nb, &tb) != 0)
         return -1;
     if (xp_totals_of(np, nn, &tn) != 0) {
         xp_totals_free(&tb);
         return -1;
     }
-    size_t n = xp_metric_values(&tb, vb, names_b);
-    xp_metric_values(&tn, vn, names_n);
+    size_t n = xp_metric_values(&tb, &nzb, vb, names_b);
+    xp_metric_values(&tn, &nzn, vn, names_n);
     xp_totals_free(&tb);
     xp_totals_free(&tn);
     out->m = calloc(n, sizeof *out->m);
@@ -719,6 +741,15 @@ static int xp_make_pairs(const struct xp_report *b, const struct xp_report *n, s
 }
 
 /* ---- findings ---------------------------------------------------------- */
+
+/* Rules whose verdict rests on measured time (a copy's bandwidth, the share
+ * of the run small copies took): a deterministic program's finding comes
+ * and goes with the machine's load, so it is listed but does not make its
+ * site regressed or improved (docs/diff.md, Noise). */
+static bool xp_rule_timed(const char *rule)
+{
+    return strcmp(rule, "low-bandwidth") == 0 || strcmp(rule, "small-copies") == 0;
+}
 
 struct xp_fentry {
     const char *rule;
@@ -829,7 +860,7 @@ static int xp_diff_findings(struct xp_diff *d, const struct xp_report *base,
     for (size_t j = 0; j < nn; j++)
         if (!fn[j].matched) {
             struct xp_diff_site *s = xp_site_of(d, fn[j].frames, fn[j].n_frames);
-            if (s && s->base) {
+            if (s && s->base && !xp_rule_timed(fn[j].rule)) {
                 xp_reason(s, "new finding: %s", fn[j].rule);
                 worse[s - d->sites]++;
             }
@@ -838,7 +869,7 @@ static int xp_diff_findings(struct xp_diff *d, const struct xp_report *base,
     for (size_t i = 0; i < nb; i++)
         if (!fb[i].matched) {
             struct xp_diff_site *s = xp_site_of(d, fb[i].frames, fb[i].n_frames);
-            if (s && s->new_) {
+            if (s && s->new_ && !xp_rule_timed(fb[i].rule)) {
                 xp_reason(s, "finding gone: %s", fb[i].rule);
                 better[s - d->sites]++;
             }
@@ -957,23 +988,38 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
                                  int **worse, int **better)
 {
     double th = d->opt.threshold_pct;
+    const struct xp_process **bp = calloc(base->n_procs + 1, sizeof *bp);
+    const struct xp_process **np = calloc(new_->n_procs + 1, sizeof *np);
+    int rc = -1;
+    if (!bp || !np)
+        goto out;
+    for (size_t i = 0; i < base->n_procs; i++)
+        bp[i] = &base->procs[i];
+    for (size_t i = 0; i < new_->n_procs; i++)
+        np[i] = &new_->procs[i];
     if (xp_side_build(sb, base, d->opt.by) != 0 || xp_side_build(sn, new_, d->opt.by) != 0)
-        return -1;
+        goto out;
     if (xp_match_pass(sb, sn, true) != 0 || xp_match_pass(sb, sn, false) != 0)
-        return -1;
+        goto out;
     if (xp_build_sites(d, sb, sn) != 0)
-        return -1;
+        goto out;
     *worse = calloc(d->n_sites + 1, sizeof **worse);
     *better = calloc(d->n_sites + 1, sizeof **better);
     if (!*worse || !*better)
-        return -1;
+        goto out;
+    /* Each run's own spread of a copy's blocked time: the noise band of time changes. */
+    struct xp_diff_noise nzb, nzn;
+    if (xp_diff_noise_of(bp, base->n_procs, &nzb) != 0 || xp_diff_noise_of(np, new_->n_procs, &nzn) != 0)
+        goto out;
     for (size_t i = 0; i < d->n_sites; i++) {
         struct xp_diff_site *s = &d->sites[i];
         if (s->base && s->new_)
-            xp_classify(s, th, &(*worse)[i], &(*better)[i]);
+            xp_classify(s, th, nzb.cv, nzn.cv, &(*worse)[i], &(*better)[i]);
+        else if (s->new_ && (s->new_->blocking & XP_BLOCKING_BITS))
+            xp_reason(s, "new blocking site");
     }
     if (xp_diff_findings(d, base, new_, *worse, *better) != 0)
-        return -1;
+        goto out;
     for (size_t i = 0; i < d->n_sites; i++) {
         struct xp_diff_site *s = &d->sites[i];
         if (!s->base)
@@ -986,15 +1032,6 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
     xp_sort(d->sites, d->n_sites, sizeof *d->sites, xp_site_cmp);
 
     /* Totals: the job, then each pair of processes. */
-    const struct xp_process **bp = calloc(base->n_procs + 1, sizeof *bp);
-    const struct xp_process **np = calloc(new_->n_procs + 1, sizeof *np);
-    int rc = -1;
-    if (!bp || !np)
-        goto out;
-    for (size_t i = 0; i < base->n_procs; i++)
-        bp[i] = &base->procs[i];
-    for (size_t i = 0; i < new_->n_procs; i++)
-        np[i] = &new_->procs[i];
     if (xp_compare_totals(bp, base->n_procs, np, new_->n_procs, th, &d->totals) != 0)
         goto out;
     if (xp_make_pairs(base, new_, d) != 0)
@@ -1030,8 +1067,12 @@ int xp_diff_compute(const struct xp_report *base, const struct xp_report *new_,
     }
     struct xp_diff *d = out;
     for (size_t i = 0; i < d->n_sites; i++) {
-        d->regressions += d->sites[i].cls == XP_DC_REGRESSED;
-        d->any_change |= d->sites[i].cls != XP_DC_UNCHANGED;
+        const struct xp_diff_site *s = &d->sites[i];
+        /* A site that blocks where nothing did before changes how the
+         * program behaves, as "became blocking" does on a matched site. */
+        d->regressions += s->cls == XP_DC_REGRESSED ||
+                          (s->cls == XP_DC_NEW && (s->new_->blocking & XP_BLOCKING_BITS));
+        d->any_change |= s->cls != XP_DC_UNCHANGED;
     }
     /* Per range instance (--by nvtx) runs of different lengths compare fairly;
      * their totals, sums over the whole run, are shown but do not count. */
