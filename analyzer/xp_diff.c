@@ -650,6 +650,24 @@ static int xp_totals_of(const struct xp_process *const *procs, size_t n, struct 
     return rc;
 }
 
+/* The sum of the processes' own peaks of device memory.  The peak of their
+ * merged timeline would depend on how the processes' steps happened to
+ * interleave, which changes from run to run of the same job. */
+static int xp_sum_of_peaks(const struct xp_process *const *procs, size_t n, uint64_t *out)
+{
+    *out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!procs[i])
+            continue;
+        struct xp_totals t = {0};
+        if (xp_totals_compute(procs[i], 1, &t) != 0)
+            return -1;
+        *out += t.peak_bytes;
+        xp_totals_free(&t);
+    }
+    return 0;
+}
+
 static int xp_compare_totals(const struct xp_process *const *bp, size_t nb,
                              const struct xp_process *const *np, size_t nn, double threshold,
                              struct xp_diff_totals_cmp *out)
@@ -663,8 +681,10 @@ static int xp_compare_totals(const struct xp_process *const *bp, size_t nb,
         return -1;
     if (xp_totals_of(bp, nb, &tb) != 0)
         return -1;
-    if (xp_totals_of(np, nn, &tn) != 0) {
+    if (xp_totals_of(np, nn, &tn) != 0 || xp_sum_of_peaks(bp, nb, &tb.peak_bytes) != 0 ||
+        xp_sum_of_peaks(np, nn, &tn.peak_bytes) != 0) {
         xp_totals_free(&tb);
+        xp_totals_free(&tn);
         return -1;
     }
     size_t n = xp_metric_values(&tb, &nzb, vb, names_b);

@@ -473,6 +473,29 @@ static void test_blocked_time_within_noise_band(void **state)
     xt_free(&n);
 }
 
+/* Two ranks each holding 1 MiB for a while: in one run at the same time, in
+ * the other one after the other.  The job's peak is the sum of the ranks'
+ * peaks, not that of their interleaving, so nothing changed. */
+static void test_job_peak_is_not_interleaving(void **state)
+{
+    (void)state;
+    struct xp_report b = {0}, n = {0};
+    for (int64_t rank = 0; rank < 2; rank++) {
+        xt_alloc(xt_proc(&b, rank), 1, MiB, 100, 200);
+        xt_alloc(xt_proc(&n, rank), 1, MiB, 100 + rank * 1000, 200 + rank * 1000);
+    }
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    assert_int_equal(xp_diff_compute(&n, &b, &o, &d), 0);
+    const struct xp_diff_metric *m = xt_metric(&d.totals, "memory.peak_bytes");
+    assert_true(m->base == 2.0 * MiB && m->new_ == 2.0 * MiB);
+    assert_int_equal(m->cls, XP_DC_UNCHANGED);
+    assert_int_equal(d.regressions, 0);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
 /* A call site that blocks where none was is a regression, as a matched site
  * that became blocking is; a new site of async copies is not. */
 static void test_new_blocking_site_regresses(void **state)
@@ -715,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_leak_added),
         cmocka_unit_test(test_finding_on_site_regresses_it),
         cmocka_unit_test(test_blocked_time_within_noise_band),
+        cmocka_unit_test(test_job_peak_is_not_interleaving),
         cmocka_unit_test(test_new_blocking_site_regresses),
         cmocka_unit_test(test_timed_finding_is_not_a_regression),
         cmocka_unit_test(test_pairs_by_rank),
