@@ -80,6 +80,15 @@ static const char *xp_kind_mask_name(uint64_t mask)
     return "mixed";
 }
 
+/* An address range reserved (cuMemAddressReserve) is address space, and a
+ * mapping (cuMemMap) points at physical memory (cuMemCreate) reported by its
+ * own site: counting them too would report one segment three times, the
+ * reservation (often many GiB of nothing) as the largest. */
+static bool xp_holds_memory(const struct xp_alloc *a)
+{
+    return a->kind != XP_AK_RESERVED && a->kind != XP_AK_MAPPED;
+}
+
 /* Caching allocators by the frames that call CUDA for them: their segments
  * are held on purpose until the allocator is told to let go. */
 static const struct {
@@ -106,11 +115,10 @@ static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id
         if (f->module && strncmp(f->module, "libc10_cuda", 11) == 0)
             return "PyTorch's caching allocator";
     }
-    /* Physical memory mapped into reserved address ranges (cuMemCreate,
-     * cuMemMap) is how pools that grow in place work, PyTorch's expandable
-     * segments among them: a program does not do that for one buffer. */
-    uint64_t vmm = xp_kind_bit(XP_AK_RESERVED) | xp_kind_bit(XP_AK_PHYSICAL) | xp_kind_bit(XP_AK_MAPPED);
-    if (kinds && !(kinds & ~vmm))
+    /* Physical memory for mapping into reserved address ranges (cuMemCreate)
+     * is how pools that grow in place work, PyTorch's expandable segments
+     * among them: a program does not do that for one buffer. */
+    if (kinds == xp_kind_bit(XP_AK_PHYSICAL))
         return "a virtual-memory pool (cuMemCreate/cuMemMap, e.g. PyTorch's expandable segments)";
     return NULL;
 }
@@ -196,7 +204,7 @@ static void xp_leak_process(struct xp_report *r, const struct xp_process *p)
     size_t *site_of = NULL, *start = NULL, *order = NULL;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
-        if (a->free_ns >= 0)
+        if (a->free_ns >= 0 || !xp_holds_memory(a))
             continue;
         struct xp_site_sum *s = xp_sites_add(&sites, a->alloc_stack, a->bytes, 0);
         if (!s)

@@ -709,12 +709,15 @@ static void test_leak_caching_allocator(void **state)
     for (size_t i = 0; i < 6; i++)
         a[n++] = alloc(0x10000000 + 0x2000000 * i, i % 2 ? 2 * MiB : 20 * MiB, (int64_t)i * 20 * MS, -1, 1);
     a[n++] = alloc(0x30000000, 20 * MiB, 950 * MS, -1, 1); /* an evaluation pass at the end */
-    /* Expandable segments: physical memory mapped into a reserved range. */
-    a[n] = alloc(0x40000000, 1024 * MiB, 0, -1, 2);
+    /* Expandable segments: physical memory (site 2) mapped (site 4) into a
+     * reserved range (site 5); only the physical memory is held. */
+    a[n] = alloc(0x40000000, 1024 * MiB, 0, -1, 5);
     a[n++].kind = XP_AK_RESERVED;
     for (size_t i = 0; i < 3; i++) {
-        a[n] = alloc(0x40000000 + 0x2000000 * i, 20 * MiB, (int64_t)i * 30 * MS, -1, 2);
+        a[n] = alloc(0x70000000 + 0x2000000 * i, 20 * MiB, (int64_t)i * 30 * MS, -1, 2);
         a[n++].kind = XP_AK_PHYSICAL;
+        a[n] = alloc(0x40000000 + 0x2000000 * i, 20 * MiB, (int64_t)i * 30 * MS, -1, 4);
+        a[n++].kind = XP_AK_MAPPED;
     }
     /* A plain cudaMalloc held to exit. */
     a[n++] = alloc(0x50000000, MiB, 0, -1, 3);
@@ -731,6 +734,7 @@ static void test_leak_caching_allocator(void **state)
     f = at_site(&r, 2);
     assert_string_equal(text(f, "kind"), "caching-allocator");
     assert_non_null(strstr(text(f, "allocator"), "expandable segments"));
+    assert_int_equal(f->bytes, 60 * MiB);
     f = at_site(&r, 3);
     assert_string_equal(text(f, "kind"), "held-to-exit");
     assert_null(fact(f, "allocator"));
