@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "xp_diff.h"
-#include "xp_totals.h"
+#include "xp_diff_int.h"
 
 const char *xp_diff_class_name(enum xp_diff_class c)
 {
@@ -83,7 +83,7 @@ static const char *xp_basename0(const char *s)
     return slash ? slash + 1 : s;
 }
 
-static int xp_strcmp0(const char *a, const char *b)
+int xp_diff_strcmp0(const char *a, const char *b)
 {
     if (!a || !b)
         return (a != NULL) - (b != NULL);
@@ -103,19 +103,19 @@ static int xp_frame_cmp(const struct xp_diff_frame *a, const struct xp_diff_fram
     int c;
     if ((a->function != NULL) != (b->function != NULL))
         return a->function ? 1 : -1;
-    if ((c = xp_strcmp0(a->module, b->module)) != 0)
+    if ((c = xp_diff_strcmp0(a->module, b->module)) != 0)
         return c;
     if (!a->function)
         return xp_u64cmp(a->offset, b->offset);
     if ((c = strcmp(a->function, b->function)) != 0 || !exact)
         return c;
-    if ((c = xp_strcmp0(a->file, b->file)) != 0)
+    if ((c = xp_diff_strcmp0(a->file, b->file)) != 0)
         return c;
     return (a->line > b->line) - (a->line < b->line);
 }
 
-static int xp_frames_cmp(const struct xp_diff_frame *a, size_t na, const struct xp_diff_frame *b,
-                         size_t nb, bool exact)
+int xp_diff_frames_cmp(const struct xp_diff_frame *a, size_t na, const struct xp_diff_frame *b,
+                       size_t nb, bool exact)
 {
     for (size_t i = 0; i < na && i < nb; i++) {
         int c = xp_frame_cmp(&a[i], &b[i], exact);
@@ -137,8 +137,8 @@ struct xp_entry {
 
 static int xp_entry_cmp(const struct xp_entry *a, const struct xp_entry *b, bool exact)
 {
-    int c = xp_strcmp0(a->range, b->range);
-    return c ? c : xp_frames_cmp(a->frames, a->n_frames, b->frames, b->n_frames, exact);
+    int c = xp_diff_strcmp0(a->range, b->range);
+    return c ? c : xp_diff_frames_cmp(a->frames, a->n_frames, b->frames, b->n_frames, exact);
 }
 
 static uint64_t xp_hash_str(uint64_t h, const char *s)
@@ -269,8 +269,8 @@ static size_t xp_stack_key(const struct xp_process *p, uint32_t stack_id, bool i
 
 /* The frames of one stack, allocated (NULL with *n 0 when there are none or
  * memory ran out: the key is then the empty one, "(no stack)"). */
-static struct xp_diff_frame *xp_stack_key_alloc(const struct xp_process *p, uint32_t stack_id,
-                                                bool innermost, size_t *n)
+struct xp_diff_frame *xp_diff_stack_key_alloc(const struct xp_process *p, uint32_t stack_id,
+                                              bool innermost, size_t *n)
 {
     const struct xp_stack *st = stack_id != XP_NONE_ID ? xp_process_stack(p, stack_id) : NULL;
     *n = 0;
@@ -338,8 +338,10 @@ static void xp_stats_add_copy(struct xp_diff_stats *st, const struct xp_process 
     st->copies += 1;
     st->bytes += (double)c->bytes;
     st->time_ns += (double)dur;
-    if (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE)
+    if (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE) {
         st->blocked_ns += (double)dur;
+        xp_welford_add(&st->blocked, (double)dur);
+    }
     if (c->host_mem < XP_HM_COUNT)
         st->host_mem |= 1u << c->host_mem;
     if (c->blocking < XP_BL_COUNT)
@@ -373,7 +375,7 @@ static int xp_side_build(struct xp_side *s, const struct xp_report *r, enum xp_d
                 } else {
                     size_t n = 0;
                     struct xp_diff_frame *f =
-                        xp_stack_key_alloc(p, c->stack_id, by == XP_DIFF_BY_FUNCTION, &n);
+                        xp_diff_stack_key_alloc(p, c->stack_id, by == XP_DIFF_BY_FUNCTION, &n);
                     e = xp_side_get(s, f, n, NULL);
                     free(f);
                     if (e && st)
@@ -476,9 +478,7 @@ static int xp_match_pass(struct xp_side *a, struct xp_side *b, bool exact)
 
 /* ---- classification ---------------------------------------------------- */
 
-static void xp_reason(struct xp_diff_site *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void xp_reason(struct xp_diff_site *s, const char *fmt, ...)
+void xp_diff_reason(struct xp_diff_site *s, const char *fmt, ...)
 {
     if (s->n_reasons >= XP_DIFF_MAX_REASONS)
         return;
@@ -489,7 +489,7 @@ static void xp_reason(struct xp_diff_site *s, const char *fmt, ...)
 }
 
 /* -1 improved, 1 regressed, 0 neither, for a value where more is worse. */
-static int xp_judge(double base, double new_, double floor, double pct_threshold)
+int xp_diff_judge(double base, double new_, double floor, double pct_threshold)
 {
     double change = new_ - base, pct;
     if (fabs(change) < floor || change == 0)
@@ -503,15 +503,25 @@ static void xp_reason_change(struct xp_diff_site *s, const char *what, double ba
 {
     double pct;
     if (xp_diff_change_pct(base, new_, &pct))
-        xp_reason(s, "%s %+.0f%%", what, pct);
+        xp_diff_reason(s, "%s %+.0f%%", what, pct);
     else
-        xp_reason(s, "%s up from 0", what);
+        xp_diff_reason(s, "%s up from 0", what);
 }
 
 #define XP_BLOCKING_BITS ((1u << XP_BL_SYNC) | (1u << XP_BL_ASYNC_PAGEABLE))
 
-/* Classifies a matched site from its numbers (findings come later). */
-static void xp_classify(struct xp_diff_site *s, double threshold, int *worse, int *better)
+/* The variance of a site's blocked time on one side (per range instance
+ * with --by nvtx, where the sums were divided by the instances). */
+static double xp_blocked_var(const struct xp_diff_stats *st, double cv)
+{
+    double inst = st->instances > 1 ? (double)st->instances : 1;
+    return xp_welford_sum_var(&st->blocked, cv) / (inst * inst);
+}
+
+/* Classifies a matched site from its numbers (findings come later); cv_base
+ * and cv_new are the runs' own relative spread of a copy's blocked time. */
+static void xp_classify(struct xp_diff_site *s, double threshold, double cv_base, double cv_new, int *worse,
+                        int *better)
 {
     const struct xp_diff_stats *b = s->base, *n = s->new_;
     bool b_pageable = b->host_mem & (1u << XP_HM_PAGEABLE), n_pageable = n->host_mem & (1u << XP_HM_PAGEABLE);
@@ -519,26 +529,27 @@ static void xp_classify(struct xp_diff_site *s, double threshold, int *worse, in
     /* Whatever the threshold: these change how the program behaves, not
      * just how much it moves. */
     if (n_pageable && !b_pageable) {
-        xp_reason(s, "lost pinned memory");
+        xp_diff_reason(s, "lost pinned memory");
         (*worse)++;
     } else if (b_pageable && !n_pageable && n->host_mem) {
-        xp_reason(s, "now pinned");
+        xp_diff_reason(s, "now pinned");
         (*better)++;
     }
     if (n_blocking && !b_blocking) {
-        xp_reason(s, "became blocking");
+        xp_diff_reason(s, "became blocking");
         (*worse)++;
     } else if (b_blocking && !n_blocking) {
-        xp_reason(s, "no longer blocking");
+        xp_diff_reason(s, "no longer blocking");
         (*better)++;
     }
-    int j = xp_judge(b->bytes, n->bytes, XP_DIFF_BYTES_FLOOR, threshold);
+    int j = xp_diff_judge(b->bytes, n->bytes, XP_DIFF_BYTES_FLOOR, threshold);
     if (j) {
         xp_reason_change(s, "bytes", b->bytes, n->bytes);
         *(j > 0 ? worse : better) += 1;
     }
-    j = xp_judge(b->blocked_ns, n->blocked_ns, XP_DIFF_TIME_FLOOR_NS, threshold);
-    if (j) {
+    j = xp_diff_judge(b->blocked_ns, n->blocked_ns, XP_DIFF_TIME_FLOOR_NS, threshold);
+    if (j && xp_diff_past_noise(n->blocked_ns - b->blocked_ns, xp_blocked_var(b, cv_base),
+                                xp_blocked_var(n, cv_new))) {
         xp_reason_change(s, "blocked time", b->blocked_ns, n->blocked_ns);
         *(j > 0 ? worse : better) += 1;
     }
@@ -547,320 +558,6 @@ static void xp_classify(struct xp_diff_site *s, double threshold, int *worse, in
 static void xp_set_class(struct xp_diff_site *s, int worse, int better)
 {
     s->cls = worse ? XP_DC_REGRESSED : better ? XP_DC_IMPROVED : XP_DC_UNCHANGED;
-}
-
-/* ---- totals ------------------------------------------------------------ */
-
-enum xp_metric_kind { XP_MK_INFO, XP_MK_BYTES, XP_MK_TIME, XP_MK_SHARE_UP_BAD,
-                      XP_MK_SHARE_DOWN_BAD, XP_MK_COUNT };
-
-struct xp_metric_value { const char *name; enum xp_metric_kind kind; bool null; double v; };
-
-static const xp_direction xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR_H2H};
-#define XP_NDIRS (sizeof xp_dirs / sizeof xp_dirs[0])
-#define XP_NMETRICS (4 + 5 * XP_NDIRS + 5)
-
-/* The metrics of one side's totals, in the order they are rendered. */
-static size_t xp_metric_values(const struct xp_totals *t, struct xp_metric_value *m,
-                               char names[][40])
-{
-    size_t n = 0;
-#define XP_PUT(nm, k, isnull, val) \
-    (m[n] = (struct xp_metric_value){(nm), (k), (isnull), (val)}, n++)
-    XP_PUT("copies", XP_MK_INFO, false, (double)t->copies);
-    XP_PUT("bytes", XP_MK_BYTES, false, (double)t->bytes);
-    XP_PUT("time_ns", XP_MK_INFO, false, (double)t->time_ns);
-    XP_PUT("blocked_ns", XP_MK_TIME, false, (double)t->blocked_ns);
-    for (size_t i = 0; i < XP_NDIRS; i++) {
-        const struct xp_dir_totals *d = &t->dir[xp_dirs[i]];
-        const char *dn = xp_dir_name(xp_dirs[i]);
-        static const char *const suffix[] = {"copies", "bytes", "time_ns", "blocked_ns",
-                                             "bandwidth_gbps"};
-        for (size_t k = 0; k < 5; k++)
-            snprintf(names[5 * i + k], 40, "%s.%s", dn, suffix[k]);
-        XP_PUT(names[5 * i], XP_MK_INFO, false, (double)d->count);
-        XP_PUT(names[5 * i + 1], XP_MK_BYTES, false, (double)d->bytes);
-        XP_PUT(names[5 * i + 2], XP_MK_INFO, false, (double)d->time_ns);
-        XP_PUT(names[5 * i + 3], XP_MK_TIME, false, (double)d->blocked_ns);
-        /* Bandwidth follows from bytes and time; it is shown, not judged
-         * (on a shared machine it is the noisiest number there is). */
-        XP_PUT(names[5 * i + 4], XP_MK_INFO, d->bw_ns <= 0,
-               d->bw_ns > 0 ? (double)d->bw_bytes / (double)d->bw_ns : 0);
-    }
-    XP_PUT("pinned_share", XP_MK_SHARE_DOWN_BAD, t->host_bytes == 0,
-           t->host_bytes ? (double)t->pinned_bytes / (double)t->host_bytes : 0);
-    XP_PUT("blocking_share", XP_MK_SHARE_UP_BAD, t->copies == 0,
-           t->copies ? (double)t->blocking_copies / (double)t->copies : 0);
-    XP_PUT("memory.peak_bytes", XP_MK_BYTES, false, (double)t->peak_bytes);
-    XP_PUT("memory.live_at_exit_bytes", XP_MK_BYTES, false, (double)t->live_at_exit_bytes);
-    XP_PUT("failed_calls", XP_MK_COUNT, false, (double)t->failed_calls);
-#undef XP_PUT
-    return n;
-}
-
-static enum xp_diff_class xp_metric_class(enum xp_metric_kind k, const struct xp_metric_value *b,
-                                          const struct xp_metric_value *n, double threshold)
-{
-    if (b->null || n->null)
-        return XP_DC_UNCHANGED;
-    int j = 0;
-    switch (k) {
-    case XP_MK_BYTES: j = xp_judge(b->v, n->v, XP_DIFF_BYTES_FLOOR, threshold); break;
-    case XP_MK_TIME: j = xp_judge(b->v, n->v, XP_DIFF_TIME_FLOOR_NS, threshold); break;
-    /* A share moves by at least a point before it counts. */
-    case XP_MK_SHARE_UP_BAD: j = xp_judge(b->v, n->v, 0.01, threshold); break;
-    case XP_MK_SHARE_DOWN_BAD: j = -xp_judge(b->v, n->v, 0.01, threshold); break;
-    case XP_MK_COUNT: j = xp_judge(b->v, n->v, 1, threshold); break;
-    case XP_MK_INFO: break;
-    }
-    return j > 0 ? XP_DC_REGRESSED : j < 0 ? XP_DC_IMPROVED : XP_DC_UNCHANGED;
-}
-
-/* The report's totals over the processes of one side that are present (a
- * side's pair list has NULL where the other side has more processes). */
-static int xp_totals_of(const struct xp_process *const *procs, size_t n, struct xp_totals *t)
-{
-    struct xp_process *present = calloc(n ? n : 1, sizeof *present);
-    if (!present)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (procs[i])
-            present[k++] = *procs[i]; /* shallow: xp_totals_compute only reads */
-    int rc = xp_totals_compute(present, k, t);
-    free(present);
-    return rc;
-}
-
-static int xp_compare_totals(const struct xp_process *const *bp, size_t nb,
-                             const struct xp_process *const *np, size_t nn, double threshold,
-                             struct xp_diff_totals_cmp *out)
-{
-    struct xp_totals tb = {0}, tn = {0};
-    struct xp_metric_value vb[XP_NMETRICS], vn[XP_NMETRICS];
-    char names_b[5 * XP_NDIRS][40], names_n[5 * XP_NDIRS][40];
-    *out = (struct xp_diff_totals_cmp){0};
-    if (xp_totals_of(bp, nb, &tb) != 0)
-        return -1;
-    if (xp_totals_of(np, nn, &tn) != 0) {
-        xp_totals_free(&tb);
-        return -1;
-    }
-    size_t n = xp_metric_values(&tb, vb, names_b);
-    xp_metric_values(&tn, vn, names_n);
-    xp_totals_free(&tb);
-    xp_totals_free(&tn);
-    out->m = calloc(n, sizeof *out->m);
-    if (!out->m)
-        return -1;
-    out->n = n;
-    for (size_t i = 0; i < n; i++) {
-        struct xp_diff_metric *m = &out->m[i];
-        snprintf(m->name, sizeof m->name, "%s", vb[i].name);
-        m->base_null = vb[i].null;
-        m->new_null = vn[i].null;
-        m->base = vb[i].v;
-        m->new_ = vn[i].v;
-        m->cls = xp_metric_class(vb[i].kind, &vb[i], &vn[i], threshold);
-    }
-    return 0;
-}
-
-static size_t xp_count_class(const struct xp_diff_totals_cmp *t, enum xp_diff_class c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++)
-        n += t->m[i].cls == c;
-    return n;
-}
-
-/* ---- process pairs ----------------------------------------------------- */
-
-static bool xp_all_ranked(const struct xp_report *r)
-{
-    for (size_t i = 0; i < r->n_procs; i++)
-        if (r->procs[i].rank < 0)
-            return false;
-    return r->n_procs > 0;
-}
-
-static int xp_make_pairs(const struct xp_report *b, const struct xp_report *n, struct xp_diff *d)
-{
-    size_t cap = b->n_procs + n->n_procs;
-    d->pairs = calloc(cap ? cap : 1, sizeof *d->pairs);
-    if (!d->pairs)
-        return -1;
-    if (xp_all_ranked(b) && xp_all_ranked(n)) {
-        bool *used = calloc(n->n_procs ? n->n_procs : 1, sizeof *used);
-        if (!used)
-            return -1;
-        for (size_t i = 0; i < b->n_procs; i++) {
-            struct xp_diff_pair *p = &d->pairs[d->n_pairs++];
-            p->base = &b->procs[i];
-            for (size_t j = 0; j < n->n_procs; j++)
-                if (!used[j] && n->procs[j].rank == b->procs[i].rank) {
-                    used[j] = true;
-                    p->new_ = &n->procs[j];
-                    break;
-                }
-        }
-        for (size_t j = 0; j < n->n_procs; j++)
-            if (!used[j])
-                d->pairs[d->n_pairs++].new_ = &n->procs[j];
-        free(used);
-    } else {
-        size_t m = b->n_procs > n->n_procs ? b->n_procs : n->n_procs;
-        for (size_t i = 0; i < m; i++) {
-            struct xp_diff_pair *p = &d->pairs[d->n_pairs++];
-            p->base = i < b->n_procs ? &b->procs[i] : NULL;
-            p->new_ = i < n->n_procs ? &n->procs[i] : NULL;
-        }
-    }
-    return 0;
-}
-
-/* ---- findings ---------------------------------------------------------- */
-
-struct xp_fentry {
-    const char *rule;
-    struct xp_diff_frame *frames; size_t n_frames;
-    struct xp_diff_finding_side v;
-    bool matched;
-    size_t partner;
-};
-
-static int xp_fentry_cmp(const struct xp_fentry *a, const struct xp_fentry *b, bool exact)
-{
-    int c = xp_strcmp0(a->rule, b->rule);
-    return c ? c : xp_frames_cmp(a->frames, a->n_frames, b->frames, b->n_frames, exact);
-}
-
-/* One entry per (rule, site key), findings of every process summed. */
-static int xp_fside_build(const struct xp_report *r, struct xp_fentry **out, size_t *n)
-{
-    *n = 0;
-    *out = calloc(r->n_findings ? r->n_findings : 1, sizeof **out);
-    if (!*out)
-        return -1;
-    for (size_t i = 0; i < r->n_findings; i++) {
-        const struct xp_finding *f = &r->findings[i];
-        struct xp_fentry probe = {.rule = f->rule ? f->rule : "unknown"};
-        if (f->proc)
-            probe.frames = xp_stack_key_alloc(f->proc, f->stack_id, false, &probe.n_frames);
-        struct xp_fentry *e = NULL;
-        for (size_t k = 0; k < *n && !e; k++)
-            if (xp_fentry_cmp(&(*out)[k], &probe, true) == 0)
-                e = &(*out)[k];
-        if (e) {
-            free(probe.frames);
-        } else {
-            e = &(*out)[(*n)++];
-            *e = probe;
-        }
-        e->v.count += f->count;
-        e->v.bytes += f->bytes;
-        e->v.time_ns += f->time_ns;
-    }
-    return 0;
-}
-
-static void xp_fmatch(struct xp_fentry *a, size_t na, struct xp_fentry *b, size_t nb, bool exact)
-{
-    /* Findings are few (tens): a quadratic pass is simpler than sorting. */
-    for (size_t i = 0; i < na; i++)
-        for (size_t j = 0; j < nb && !a[i].matched; j++)
-            if (!b[j].matched && xp_fentry_cmp(&a[i], &b[j], exact) == 0) {
-                a[i].matched = b[j].matched = true;
-                a[i].partner = j;
-                b[j].partner = i;
-            }
-}
-
-static int xp_add_finding(struct xp_diff *d, enum xp_diff_finding_kind kind, struct xp_fentry *src,
-                          const struct xp_diff_finding_side *b, const struct xp_diff_finding_side *n)
-{
-    struct xp_diff_finding *f = &d->findings[d->n_findings++];
-    *f = (struct xp_diff_finding){.kind = kind, .rule = src->rule, .frames = src->frames,
-                                  .n_frames = src->n_frames};
-    src->frames = NULL; /* moved */
-    if (b)
-        f->base = *b;
-    if (n)
-        f->new_ = *n;
-    return 0;
-}
-
-/* The site a finding is about, in the diff's keying; NULL when none.  Only
- * an exact match counts: a leak's allocation in the same function as a copy
- * (same frames but the line) is not about that copy.  A matched site keeps
- * the new side's frames, so a finding of the new run on a site whose line
- * moved is still found; one of the base run then is not (it still shows in
- * the findings that disappeared). */
-static struct xp_diff_site *xp_site_of(struct xp_diff *d, const struct xp_diff_frame *f, size_t n)
-{
-    if (d->opt.by == XP_DIFF_BY_NVTX)
-        return NULL; /* a finding belongs to a call site, not to a range */
-    struct xp_diff_frame one;
-    if (d->opt.by == XP_DIFF_BY_FUNCTION && n > 0) {
-        one = f[0];
-        one.file = NULL;
-        one.line = 0;
-        f = &one;
-        n = 1;
-    }
-    for (size_t i = 0; i < d->n_sites; i++)
-        if (xp_frames_cmp(d->sites[i].frames, d->sites[i].n_frames, f, n, true) == 0)
-            return &d->sites[i];
-    return NULL;
-}
-
-static int xp_diff_findings(struct xp_diff *d, const struct xp_report *base,
-                            const struct xp_report *new_, int *worse, int *better)
-{
-    struct xp_fentry *fb = NULL, *fn = NULL;
-    size_t nb = 0, nn = 0;
-    int rc = -1;
-    if (xp_fside_build(base, &fb, &nb) != 0 || xp_fside_build(new_, &fn, &nn) != 0)
-        goto out;
-    xp_fmatch(fb, nb, fn, nn, true);
-    xp_fmatch(fb, nb, fn, nn, false);
-    d->findings = calloc(nb + nn + 1, sizeof *d->findings);
-    if (!d->findings)
-        goto out;
-    for (size_t j = 0; j < nn; j++)
-        if (!fn[j].matched) {
-            struct xp_diff_site *s = xp_site_of(d, fn[j].frames, fn[j].n_frames);
-            if (s && s->base) {
-                xp_reason(s, "new finding: %s", fn[j].rule);
-                worse[s - d->sites]++;
-            }
-            xp_add_finding(d, XP_DF_APPEARED, &fn[j], NULL, &fn[j].v);
-        }
-    for (size_t i = 0; i < nb; i++)
-        if (!fb[i].matched) {
-            struct xp_diff_site *s = xp_site_of(d, fb[i].frames, fb[i].n_frames);
-            if (s && s->new_) {
-                xp_reason(s, "finding gone: %s", fb[i].rule);
-                better[s - d->sites]++;
-            }
-            xp_add_finding(d, XP_DF_DISAPPEARED, &fb[i], &fb[i].v, NULL);
-        }
-    /* Changed: count or bytes differ (time alone is noise). */
-    for (size_t i = 0; i < nb; i++)
-        if (fb[i].matched) {
-            struct xp_fentry *o = &fn[fb[i].partner];
-            if (o->v.count != fb[i].v.count || o->v.bytes != fb[i].v.bytes)
-                xp_add_finding(d, XP_DF_CHANGED, o, &fb[i].v, &o->v);
-        }
-    rc = 0;
-out:
-    for (size_t i = 0; i < nb; i++)
-        free(fb[i].frames);
-    for (size_t i = 0; i < nn; i++)
-        free(fn[i].frames);
-    free(fb);
-    free(fn);
-    return rc;
 }
 
 /* ---- the whole diff ---------------------------------------------------- */
@@ -890,8 +587,8 @@ static int xp_site_cmp(const void *a, const void *b)
     double wx = xp_site_weight(x), wy = xp_site_weight(y);
     if (wx != wy)
         return wx > wy ? -1 : 1;
-    int c = xp_strcmp0(x->range, y->range);
-    return c ? c : xp_frames_cmp(x->frames, x->n_frames, y->frames, y->n_frames, true);
+    int c = xp_diff_strcmp0(x->range, y->range);
+    return c ? c : xp_diff_frames_cmp(x->frames, x->n_frames, y->frames, y->n_frames, true);
 }
 
 /* Moves an entry's key and numbers into a site. */
@@ -958,23 +655,38 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
                                  int **worse, int **better)
 {
     double th = d->opt.threshold_pct;
+    const struct xp_process **bp = calloc(base->n_procs + 1, sizeof *bp);
+    const struct xp_process **np = calloc(new_->n_procs + 1, sizeof *np);
+    int rc = -1;
+    if (!bp || !np)
+        goto out;
+    for (size_t i = 0; i < base->n_procs; i++)
+        bp[i] = &base->procs[i];
+    for (size_t i = 0; i < new_->n_procs; i++)
+        np[i] = &new_->procs[i];
     if (xp_side_build(sb, base, d->opt.by) != 0 || xp_side_build(sn, new_, d->opt.by) != 0)
-        return -1;
+        goto out;
     if (xp_match_pass(sb, sn, true) != 0 || xp_match_pass(sb, sn, false) != 0)
-        return -1;
+        goto out;
     if (xp_build_sites(d, sb, sn) != 0)
-        return -1;
+        goto out;
     *worse = calloc(d->n_sites + 1, sizeof **worse);
     *better = calloc(d->n_sites + 1, sizeof **better);
     if (!*worse || !*better)
-        return -1;
+        goto out;
+    /* Each run's own spread of a copy's blocked time: the noise band of time changes. */
+    struct xp_diff_noise nzb, nzn;
+    if (xp_diff_noise_of(bp, base->n_procs, &nzb) != 0 || xp_diff_noise_of(np, new_->n_procs, &nzn) != 0)
+        goto out;
     for (size_t i = 0; i < d->n_sites; i++) {
         struct xp_diff_site *s = &d->sites[i];
         if (s->base && s->new_)
-            xp_classify(s, th, &(*worse)[i], &(*better)[i]);
+            xp_classify(s, th, nzb.cv, nzn.cv, &(*worse)[i], &(*better)[i]);
+        else if (s->new_ && (s->new_->blocking & XP_BLOCKING_BITS))
+            xp_diff_reason(s, "new blocking site");
     }
-    if (xp_diff_findings(d, base, new_, *worse, *better) != 0)
-        return -1;
+    if (xp_diff_findings_compare(d, base, new_, *worse, *better) != 0)
+        goto out;
     for (size_t i = 0; i < d->n_sites; i++) {
         struct xp_diff_site *s = &d->sites[i];
         if (!s->base)
@@ -987,22 +699,13 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
     xp_sort(d->sites, d->n_sites, sizeof *d->sites, xp_site_cmp);
 
     /* Totals: the job, then each pair of processes. */
-    const struct xp_process **bp = calloc(base->n_procs + 1, sizeof *bp);
-    const struct xp_process **np = calloc(new_->n_procs + 1, sizeof *np);
-    int rc = -1;
-    if (!bp || !np)
+    if (xp_diff_compare_totals(bp, base->n_procs, np, new_->n_procs, th, &d->totals) != 0)
         goto out;
-    for (size_t i = 0; i < base->n_procs; i++)
-        bp[i] = &base->procs[i];
-    for (size_t i = 0; i < new_->n_procs; i++)
-        np[i] = &new_->procs[i];
-    if (xp_compare_totals(bp, base->n_procs, np, new_->n_procs, th, &d->totals) != 0)
-        goto out;
-    if (xp_make_pairs(base, new_, d) != 0)
+    if (xp_diff_make_pairs(base, new_, d) != 0)
         goto out;
     for (size_t i = 0; i < d->n_pairs; i++) {
         struct xp_diff_pair *p = &d->pairs[i];
-        if (xp_compare_totals(&p->base, 1, &p->new_, 1, th, &p->totals) != 0)
+        if (xp_diff_compare_totals(&p->base, 1, &p->new_, 1, th, &p->totals) != 0)
             goto out;
     }
     rc = 0;
@@ -1031,21 +734,25 @@ int xp_diff_compute(const struct xp_report *base, const struct xp_report *new_,
     }
     struct xp_diff *d = out;
     for (size_t i = 0; i < d->n_sites; i++) {
-        d->regressions += d->sites[i].cls == XP_DC_REGRESSED;
-        d->any_change |= d->sites[i].cls != XP_DC_UNCHANGED;
+        const struct xp_diff_site *s = &d->sites[i];
+        /* A site that blocks where nothing did before changes how the
+         * program behaves, as "became blocking" does on a matched site. */
+        d->regressions += s->cls == XP_DC_REGRESSED ||
+                          (s->cls == XP_DC_NEW && (s->new_->blocking & XP_BLOCKING_BITS));
+        d->any_change |= s->cls != XP_DC_UNCHANGED;
     }
     /* Per range instance (--by nvtx) runs of different lengths compare fairly;
      * their totals, sums over the whole run, are shown but do not count. */
     bool totals_count = d->opt.by != XP_DIFF_BY_NVTX;
     if (totals_count) {
-        d->regressions += xp_count_class(&d->totals, XP_DC_REGRESSED);
-        d->any_change |= xp_count_class(&d->totals, XP_DC_UNCHANGED) != d->totals.n;
+        d->regressions += xp_diff_count_class(&d->totals, XP_DC_REGRESSED);
+        d->any_change |= xp_diff_count_class(&d->totals, XP_DC_UNCHANGED) != d->totals.n;
     }
     /* With one pair its totals are the job's: counting them again would
      * report every regression twice. */
     for (size_t i = 0; totals_count && d->n_pairs > 1 && i < d->n_pairs; i++) {
-        d->regressions += xp_count_class(&d->pairs[i].totals, XP_DC_REGRESSED);
-        d->any_change |= xp_count_class(&d->pairs[i].totals, XP_DC_UNCHANGED) !=
+        d->regressions += xp_diff_count_class(&d->pairs[i].totals, XP_DC_REGRESSED);
+        d->any_change |= xp_diff_count_class(&d->pairs[i].totals, XP_DC_UNCHANGED) !=
                          d->pairs[i].totals.n;
         d->any_change |= !d->pairs[i].base || !d->pairs[i].new_;
     }
@@ -1055,108 +762,4 @@ int xp_diff_compute(const struct xp_report *base, const struct xp_report *new_,
     else if (d->opt.fail_on == XP_DIFF_FAIL_ANY)
         d->exit_status = d->any_change || d->regressions > 0;
     return 0;
-}
-
-/* ---- formatting shared by the renderers -------------------------------- */
-
-const char *xp_diff_fmt_bytes(double v, char *buf, size_t n)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double a = fabs(v);
-    size_t u = 0;
-    while (a >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
-        a /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%.0f B", v);
-    else
-        snprintf(buf, n, "%.1f %s", v < 0 ? -a : a, unit[u]);
-    return buf;
-}
-
-const char *xp_diff_fmt_ns(double v, char *buf, size_t n)
-{
-    double a = fabs(v);
-    if (a >= 1e9)
-        snprintf(buf, n, "%.2f s", v / 1e9);
-    else if (a >= 1e6)
-        snprintf(buf, n, "%.2f ms", v / 1e6);
-    else if (a >= 1e3)
-        snprintf(buf, n, "%.1f us", v / 1e3);
-    else
-        snprintf(buf, n, "%.0f ns", v);
-    return buf;
-}
-
-static bool xp_ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-const char *xp_diff_fmt_metric(const struct xp_diff_metric *m, bool new_side, char *buf, size_t n)
-{
-    double v = new_side ? m->new_ : m->base;
-    if (new_side ? m->new_null : m->base_null)
-        snprintf(buf, n, "-");
-    else if (xp_ends_with(m->name, "bytes"))
-        xp_diff_fmt_bytes(v, buf, n);
-    else if (xp_ends_with(m->name, "_ns"))
-        xp_diff_fmt_ns(v, buf, n);
-    else if (xp_ends_with(m->name, "_share"))
-        snprintf(buf, n, "%.1f%%", v * 100);
-    else if (xp_ends_with(m->name, "_gbps"))
-        snprintf(buf, n, "%.2f GB/s", v);
-    else
-        snprintf(buf, n, "%.0f", v);
-    return buf;
-}
-
-const char *xp_diff_fmt_pct(double base, double new_, char *buf, size_t n)
-{
-    double pct;
-    if (!xp_diff_change_pct(base, new_, &pct))
-        snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "%+.1f%%", pct);
-    return buf;
-}
-
-const char *xp_diff_fmt_frame(const struct xp_diff_frame *f, char *buf, size_t n)
-{
-    const char *name = f->demangled ? f->demangled : f->function;
-    if (name && f->file && f->line > 0)
-        snprintf(buf, n, "%s (%s:%d) [%s]", name, f->file, f->line, f->module ? f->module : "?");
-    else if (name)
-        snprintf(buf, n, "%s [%s]", name, f->module ? f->module : "?");
-    else
-        snprintf(buf, n, "%s+0x%llx", f->module ? f->module : "?", (unsigned long long)f->offset);
-    return buf;
-}
-
-const char *xp_diff_fmt_site(const struct xp_diff_frame *f, size_t nframes, const char *none,
-                             char *buf, size_t n)
-{
-    if (!nframes) {
-        snprintf(buf, n, "%s", none);
-        return buf;
-    }
-    xp_diff_fmt_frame(&f[0], buf, n);
-    if (f[0].inlined && nframes > 1) {
-        size_t used = strlen(buf);
-        char caller[512];
-        snprintf(buf + used, n - used, " inlined into %s",
-                 xp_diff_fmt_frame(&f[1], caller, sizeof caller));
-    }
-    return buf;
-}
-
-const char *xp_diff_site_label(const struct xp_diff_site *s, char *buf, size_t n)
-{
-    if (s->range)
-        snprintf(buf, n, "%s", s->range);
-    else
-        xp_diff_fmt_site(s->frames, s->n_frames, "(no stack)", buf, n);
-    return buf;
 }

@@ -54,10 +54,16 @@ struct xp_diff_frame {
     uint64_t offset, addr;
 };
 
+/* Running mean and spread of per-copy values (Welford), for noise bands. */
+struct xp_welford {
+    double n, mean, m2;
+};
+
 /* A site's numbers on one side.  Doubles because --by nvtx divides by the
  * number of instances of the range. */
 struct xp_diff_stats {
     double copies, bytes, time_ns, blocked_ns;
+    struct xp_welford blocked;  /* per blocking copy's time: the run's own variation */
     uint32_t host_mem;          /* bit set of enum xp_hostmem seen */
     uint32_t blocking;          /* bit set of enum xp_block_class seen */
     const char **apis; size_t n_apis; /* distinct api names, owned array */
@@ -120,6 +126,22 @@ struct xp_diff {
 int xp_diff_compute(const struct xp_report *base, const struct xp_report *new_,
                     const struct xp_diff_options *opt, struct xp_diff *out);
 void xp_diff_free(struct xp_diff *d);
+
+/* Noise bands (xp_diff_noise.c): a change of blocked time counts only past
+ * this many standard deviations of the difference of two runs' sums. */
+#define XP_DIFF_NOISE_SIGMAS 3.0
+struct xp_diff_noise {
+    double cv;                       /* the run's relative spread of a copy's blocked time */
+    double var[1 + XP_DIR_COUNT];    /* variance of blocked_ns: all, then per direction */
+};
+/* The noise of the blocked time of some processes (NULL entries skipped).
+ * Returns 0, or -1 when out of memory. */
+int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, struct xp_diff_noise *out);
+void xp_welford_add(struct xp_welford *w, double x);
+/* Variance of the sum of w's values, each at least cv * mean apart. */
+double xp_welford_sum_var(const struct xp_welford *w, double cv);
+/* Whether a change of a sum is past the noise of the two sums' variances. */
+bool xp_diff_past_noise(double change, double var_base, double var_new);
 
 /* Relative change in percent of a metric or site value; false when base is
  * zero (no finite percentage). */

@@ -213,6 +213,9 @@ struct xp_thresholds {
     uint64_t small_copies_min_count;
     double low_bandwidth_fraction;        /* below this share of the run's reference */
     uint64_t low_bandwidth_min_bytes;     /* only copies at least this large */
+    uint64_t low_bandwidth_min_count;     /* measured copies a site needs */
+    double low_bandwidth_min_share;       /* of the run the site's copies held the caller */
+    double small_copies_min_share;        /* of the run the site's small copies took */
     double leak_growing_fraction;         /* share of the run a site's live allocations must span to be "growing" */
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;

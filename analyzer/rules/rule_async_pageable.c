@@ -22,7 +22,7 @@ static void xp_async_pageable_process(struct xp_report *r, const struct xp_proce
 {
     struct xp_sites sites;
     xp_sites_init(&sites);
-    xp_sites_of_copies(&sites, p, xp_async_pageable_copy, &r->th, NULL);
+    xp_sites_of_copies(&sites, p, true, xp_async_pageable_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(

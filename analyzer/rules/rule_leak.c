@@ -1,18 +1,21 @@
 /* rule_leak.c: allocations still live at exit, per allocation site, told
- * apart as "growing" (a leak that grows while the program runs) or
+ * apart as "growing" (a leak that grows while the program runs),
+ * "caching-allocator" (segments an allocator keeps for reuse) or
  * "held-to-exit" (memory taken once and simply never given back).
  *
- * A site is growing when all three hold (docs/findings.md argues for them):
+ * A site is growing when its live bytes keep rising through the run
+ * (docs/findings.md argues for each test):
  *  1. it left at least leak.min_count allocations live at exit;
- *  2. those were made across the run: the times of the first and last of
- *     them lie more than leak.growing_fraction of the run apart (a burst at
- *     start-up, model weights say, is not growth however large);
- *  3. it kept adding: at exit the site holds more live allocations than it
- *     did at the middle of that span (a bounded cache that frees its oldest
- *     entries as it adds new ones holds the same number, and is not growing).
- * The run is the process's start to its last event, widened to take in every
- * allocation and free. */
+ *  2. cut the run into XP_LEAK_WINDOWS equal windows: the site's live bytes
+ *     at the end of a window exceed those at the end of the one before in at
+ *     least leak.growing_fraction of the windows (a cache that fills once,
+ *     early or late, rises in one or two);
+ *  3. they still rise in the last quarter of the run (a cache that filled
+ *     over the first half and then stayed flat is not growing).
+ * The run is the process's CUDA activity: its first allocation to its last
+ * event (process start-up, imports say, is not part of any trend). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "xp_group.h"
 #include "xp_rules.h"
@@ -27,26 +30,38 @@ static const char xp_fix_held[] =
     "free long-lived buffers at teardown (cudaFree/cudaFreeHost) so tools and other processes see the "
     "memory returned; harmless if intended, but a sign of a missing free on some path";
 static const char xp_fix_pytorch_held[] =
-    "PyTorch's caching allocator keeps freed blocks reserved until exit: torch.cuda.empty_cache() "
-    "returns them; tensors still referenced at exit hold theirs";
+    "tensors still referenced at exit hold their memory; del them (or let them go out of scope) before "
+    "the end if another process needs the device";
+static const char xp_fix_cache[] =
+    "nothing to fix: the allocator keeps its segments to reuse them instead of calling cudaMalloc again; "
+    "release them through the allocator's own call if another process needs the memory";
+static const char xp_fix_pytorch_cache[] =
+    "nothing to fix: torch.cuda.empty_cache() returns the cached segments to the device; "
+    "torch.cuda.memory_stats() shows reserved against allocated bytes";
+
+/* Windows the run is cut into for the live-bytes curve: enough that a leak
+ * of one allocation per step rises in nearly all of them, few enough that a
+ * run of 8 steps still shows it. */
+#define XP_LEAK_WINDOWS 8
 
 struct xp_run {
     int64_t start, end;
 };
 
+/* From the first allocation to the last event (or allocation or free). */
 static struct xp_run xp_run_span(const struct xp_process *p)
 {
-    struct xp_run run = {p->start_mono_ns, p->end_mono_ns};
-    bool have = p->start_mono_ns > 0 || p->end_mono_ns > 0;
+    struct xp_run run = {INT64_MAX, p->end_mono_ns};
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
         int64_t last = a->free_ns > a->alloc_ns ? a->free_ns : a->alloc_ns;
-        if (!have || a->alloc_ns < run.start)
+        if (a->alloc_ns < run.start)
             run.start = a->alloc_ns;
-        if (!have || last > run.end)
+        if (last > run.end)
             run.end = last;
-        have = true;
     }
+    if (run.start == INT64_MAX)
+        run.start = p->start_mono_ns;
     if (run.end < run.start)
         run.end = run.start;
     return run;
@@ -65,48 +80,119 @@ static const char *xp_kind_mask_name(uint64_t mask)
     return "mixed";
 }
 
+/* An address range reserved (cuMemAddressReserve) is address space, and a
+ * mapping (cuMemMap) points at physical memory (cuMemCreate) reported by its
+ * own site: counting them too would report one segment three times, the
+ * reservation (often many GiB of nothing) as the largest. */
+static bool xp_holds_memory(const struct xp_alloc *a)
+{
+    return a->kind != XP_AK_RESERVED && a->kind != XP_AK_MAPPED;
+}
+
+/* Caching allocators by the frames that call CUDA for them: their segments
+ * are held on purpose until the allocator is told to let go. */
+static const struct {
+    const char *needle, *name;
+} xp_allocators[] = {
+    {"CUDACachingAllocator", "PyTorch's caching allocator"},
+    {"c10::cuda::", "PyTorch's caching allocator"},
+    {"CachingDeviceAllocator", "CUB's caching allocator"},
+    {"rmm::mr::", "an RMM memory resource"},
+    {"BFCAllocator", "a BFC allocator (TensorFlow/XLA)"},
+    {"cupy.cuda.memory", "CuPy's memory pool"},
+};
+
+static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id, uint64_t kinds)
+{
+    const struct xp_stack *st = xp_process_stack(p, stack_id);
+    for (uint32_t i = 0; st && i < st->nframes; i++) {
+        const struct xp_frame *f = &st->frames[i];
+        const char *names[] = {f->demangled, f->function};
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            for (size_t j = 0; names[k] && j < sizeof xp_allocators / sizeof xp_allocators[0]; j++)
+                if (strstr(names[k], xp_allocators[j].needle))
+                    return xp_allocators[j].name;
+        if (f->module && strncmp(f->module, "libc10_cuda", 11) == 0)
+            return "PyTorch's caching allocator";
+    }
+    /* Physical memory for mapping into reserved address ranges (cuMemCreate)
+     * is how pools that grow in place work, PyTorch's expandable segments
+     * among them: a program does not do that for one buffer. */
+    if (kinds == xp_kind_bit(XP_AK_PHYSICAL))
+        return "a virtual-memory pool (cuMemCreate/cuMemMap, e.g. PyTorch's expandable segments)";
+    return NULL;
+}
+
+/* How many windows the site's live bytes rose in, and whether they rose in
+ * the last quarter of the run. */
+static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t n, struct xp_run run,
+                         bool *rising_at_end)
+{
+    uint64_t live[XP_LEAK_WINDOWS + 1] = {0};
+    int64_t len = xp_sub_sat(run.end, run.start);
+    for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++) {
+        /* The last window ends at the run's end, where what is live at exit counts. */
+        int64_t t = w == XP_LEAK_WINDOWS ? run.end
+                                         : run.start + (int64_t)((double)len * w / XP_LEAK_WINDOWS);
+        for (size_t j = 0; j < n; j++) {
+            const struct xp_alloc *a = &p->allocs[items[j]];
+            if (xp_alloc_live_at(a, t))
+                live[w] += a->bytes;
+        }
+    }
+    unsigned rises = 0;
+    for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++)
+        rises += live[w] > live[w - 1];
+    *rising_at_end = live[XP_LEAK_WINDOWS] > live[XP_LEAK_WINDOWS * 3 / 4];
+    return rises;
+}
+
 /* One site: its allocations (all of them, in allocation order) decide whether it grows. */
 static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
                          const size_t *items, size_t n, struct xp_run run)
 {
-    int64_t first = INT64_MAX, last = INT64_MIN;
     uint32_t api = 0;
+    int64_t first = INT64_MAX;
     for (size_t j = 0; j < n; j++) {
         const struct xp_alloc *a = &p->allocs[items[j]];
-        if (a->free_ns >= 0)
-            continue;
-        if (a->alloc_ns < first) {
+        if (a->free_ns < 0 && a->alloc_ns < first) {
             first = a->alloc_ns;
             api = a->api;
         }
-        if (a->alloc_ns > last)
-            last = a->alloc_ns;
     }
-    int64_t span = xp_sub_sat(last, first), run_ns = xp_sub_sat(run.end, run.start);
-    int64_t mid = first + span / 2; /* span >= 0 and first + span <= last: no overflow */
-    uint64_t live_at_mid = 0;
-    for (size_t j = 0; j < n; j++)
-        live_at_mid += xp_alloc_live_at(&p->allocs[items[j]], mid);
-    bool growing = s->count >= r->th.leak_min_count &&
-                   (double)span > r->th.leak_growing_fraction * (double)run_ns && s->count > live_at_mid;
+    bool rising_at_end = false;
+    unsigned rises = xp_rises(p, items, n, run, &rising_at_end);
+    bool growing = s->count >= r->th.leak_min_count && rising_at_end &&
+                   (double)rises >= r->th.leak_growing_fraction * XP_LEAK_WINDOWS;
+    const char *allocator = xp_allocator_of(p, s->stack_id, s->aux);
     struct xp_finding *f;
+    const char *kind = growing ? "growing" : allocator ? "caching-allocator" : "held-to-exit";
     if (growing)
         f = xp_report_add(r, "leak", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, 0, xp_fix_growing,
                           xp_fix_pytorch_growing,
-                          "%llu allocations from this site (%s) were never freed: made across %.0f%% of the "
-                          "run, and still growing at exit",
-                          (unsigned long long)s->count, xp_bytes_str(s->bytes).s,
-                          run_ns > 0 ? 100.0 * (double)span / (double)run_ns : 0.0);
+                          "%llu allocations from this site (%s) were never freed%s%s%s: its live memory "
+                          "rose in %u of %u parts of the run, and was still rising at exit",
+                          (unsigned long long)s->count, xp_bytes_str(s->bytes).s, allocator ? " (by " : "",
+                          allocator ? allocator : "", allocator ? ")" : "", rises, XP_LEAK_WINDOWS);
+    else if (allocator)
+        f = xp_report_add(r, "leak", XP_SEV_INFO, p, s->stack_id, s->count, s->bytes, 0, xp_fix_cache,
+                          xp_fix_pytorch_cache,
+                          "%llu segment%s (%s) held at exit by %s: memory it keeps for reuse, not a leak "
+                          "(it stopped growing)",
+                          (unsigned long long)s->count, s->count == 1 ? "" : "s", xp_bytes_str(s->bytes).s,
+                          allocator);
     else
         f = xp_report_add(r, "leak", XP_SEV_INFO, p, s->stack_id, s->count, s->bytes, 0, xp_fix_held,
                           xp_fix_pytorch_held, "%llu allocation%s from this site (%s) %s still live at exit",
                           (unsigned long long)s->count, s->count == 1 ? "" : "s", xp_bytes_str(s->bytes).s,
                           s->count == 1 ? "was" : "were");
-    xp_finding_text(f, "kind", "%s", growing ? "growing" : "held-to-exit");
+    xp_finding_text(f, "kind", "%s", kind);
+    if (allocator)
+        xp_finding_text(f, "allocator", "%s", allocator);
     xp_finding_num(f, "live_count", (int64_t)s->count);
-    xp_finding_num(f, "live_at_mid_count", (int64_t)live_at_mid);
-    xp_finding_num(f, "span_ns", span);
-    xp_finding_num(f, "run_ns", run_ns);
+    xp_finding_num(f, "rising_windows", (int64_t)rises);
+    xp_finding_num(f, "windows", XP_LEAK_WINDOWS);
+    xp_finding_num(f, "run_ns", xp_sub_sat(run.end, run.start));
     xp_finding_text(f, "memory", "%s", xp_kind_mask_name(s->aux));
     xp_finding_text(f, "api", "%s", xp_process_api(p, api));
 }
@@ -118,7 +204,7 @@ static void xp_leak_process(struct xp_report *r, const struct xp_process *p)
     size_t *site_of = NULL, *start = NULL, *order = NULL;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
-        if (a->free_ns >= 0)
+        if (a->free_ns >= 0 || !xp_holds_memory(a))
             continue;
         struct xp_site_sum *s = xp_sites_add(&sites, a->alloc_stack, a->bytes, 0);
         if (!s)

@@ -1,15 +1,30 @@
-/* rule_low_bandwidth.c: large blocking copies that ran far below the bandwidth
- * the same kind of copy reached elsewhere in the run. */
+/* rule_low_bandwidth.c: call sites whose blocking copies typically ran far
+ * below the bandwidth the same kind of copy reached elsewhere in the run.
+ *
+ * Only evidence that measures the transfer counts (docs/findings.md argues
+ * for each test):
+ *  - blocking copies (class sync): their call covers the transfer.  The call
+ *    time of an async copy says nothing about the link, and a pageable async
+ *    copy's is the staging memcpy (async-pageable's finding);
+ *  - not the first copy into a destination: a fresh buffer pays page faults
+ *    and lazy mapping once;
+ *  - per site, its median bandwidth, so a few outliers (a preempted thread)
+ *    do not make a finding, from at least low-bandwidth.min_count copies
+ *    that held the caller for at least low-bandwidth.min_share of the run;
+ *  - one finding per copy problem: a site sync-in-loop or async-pageable
+ *    already reported (their fix covers the slowness) gets no second one. */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
 
 #include "xp_group.h"
 #include "xp_rules.h"
 
 static const char xp_fix[] =
     "a large copy that is slow compared with the others of its kind is usually waiting: a synchronous "
-    "cudaMemcpy first waits for the kernels queued before it, a pageable buffer is staged through a "
-    "bounce buffer, or the link is shared; use pinned memory and cudaMemcpyAsync on its own stream, "
-    "and check the link (nvidia-smi -q: PCIe generation and width)";
+    "cudaMemcpy first waits for the kernels and copies queued before it, a pageable buffer is staged "
+    "through a bounce buffer, or the link is shared; use pinned memory and cudaMemcpyAsync on its own "
+    "stream, and check the link (nvidia-smi -q: PCIe generation and width)";
 static const char xp_fix_pytorch[] =
     "pin the host tensor (.pin_memory()) and use .to(device, non_blocking=True); a slow .cpu() often "
     "includes the kernels still queued before it, so call torch.cuda.synchronize() before timing it";
@@ -21,7 +36,7 @@ static const char xp_fix_pytorch[] =
 static bool xp_measurable(const struct xp_copy *c, uint64_t min_bytes)
 {
     return c->status == 0 && c->dur_ns > 0 && c->bytes >= min_bytes && c->bytes > 0 &&
-           (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE);
+           c->blocking == XP_BL_SYNC;
 }
 
 static size_t xp_class(const struct xp_copy *c)
@@ -37,78 +52,146 @@ static double xp_gbps(uint64_t bytes, int64_t ns)
     return ns > 0 ? (double)bytes / (double)ns : 0;
 }
 
+static bool xp_succeeded(const struct xp_copy *c)
+{
+    return c->status == 0;
+}
+
+/* Marks the copies that are evidence: measurable and not the first into
+ * their destination.  Returns how many, or -1 out of memory. */
+static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool *keep)
+{
+    struct xp_map seen;
+    xp_map_init(&seen);
+    size_t n = 0, nt = 0;
+    size_t *order = xp_copies_in_time(p, xp_succeeded, &nt);
+    if (!order && p->n_copies) {
+        xp_map_free(&seen);
+        return -1;
+    }
+    for (size_t k = 0; k < nt; k++) {
+        const struct xp_copy *c = &p->copies[order[k]];
+        bool added;
+        if (!xp_map_get(&seen, c->dst, (uint64_t)(int64_t)c->device, c->direction, 0, &added)) {
+            free(order);
+            xp_map_free(&seen);
+            return -1;
+        }
+        if (!added && xp_measurable(c, min_bytes)) {
+            keep[order[k]] = true;
+            n++;
+        }
+    }
+    free(order);
+    xp_map_free(&seen);
+    return (ssize_t)n;
+}
+
 /* The reference bandwidth of each class; classes without copies get 0. */
-static int xp_references(const struct xp_process *p, uint64_t min_bytes, double ref[XP_NCLASS])
+static int xp_references(const struct xp_process *p, const bool *keep, size_t n, double ref[XP_NCLASS])
 {
     size_t start[XP_NCLASS + 1] = {0}, fill[XP_NCLASS];
     for (size_t i = 0; i < p->n_copies; i++)
-        if (xp_measurable(&p->copies[i], min_bytes))
+        if (keep[i])
             start[xp_class(&p->copies[i]) + 1]++;
     for (size_t k = 0; k < XP_NCLASS; k++) {
         start[k + 1] += start[k];
         fill[k] = start[k];
         ref[k] = 0;
     }
-    if (!start[XP_NCLASS])
-        return 0;
-    double *bw = malloc(start[XP_NCLASS] * sizeof *bw);
+    double *bw = malloc((n ? n : 1) * sizeof *bw);
     if (!bw)
         return -1;
-    for (size_t i = 0; i < p->n_copies; i++) {
-        const struct xp_copy *c = &p->copies[i];
-        if (xp_measurable(c, min_bytes))
-            bw[fill[xp_class(c)]++] = xp_gbps(c->bytes, c->dur_ns);
-    }
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (keep[i])
+            bw[fill[xp_class(&p->copies[i])]++] = xp_gbps(p->copies[i].bytes, p->copies[i].dur_ns);
     for (size_t k = 0; k < XP_NCLASS; k++) {
-        size_t n = start[k + 1] - start[k];
-        if (!n)
+        size_t m = start[k + 1] - start[k];
+        if (!m)
             continue;
-        xp_sort(bw + start[k], n, sizeof *bw, xp_cmp_double);
-        ref[k] = xp_percentile_sorted(bw + start[k], n, XP_REFERENCE_QUANTILE);
+        xp_sort(bw + start[k], m, sizeof *bw, xp_cmp_double);
+        ref[k] = xp_percentile_sorted(bw + start[k], m, XP_REFERENCE_QUANTILE);
     }
     free(bw);
     return 0;
 }
 
+/* Whether another rule already reported this site of p: the same copies. */
+static bool xp_reported(const struct xp_report *r, const struct xp_process *p, uint32_t stack_id)
+{
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const struct xp_finding *f = &r->findings[i];
+        if (f->proc == p && f->stack_id == stack_id &&
+            (strcmp(f->rule, "sync-in-loop") == 0 || strcmp(f->rule, "async-pageable") == 0))
+            return true;
+    }
+    return false;
+}
+
+/* One site's evidence (items, all of one class or the first copy's class
+ * decides): a finding when its median copy is slow and it cost enough. */
+static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
+                                  const size_t *items, size_t n, const double ref[XP_NCLASS], double *bw)
+{
+    size_t cls = xp_class(&p->copies[items[0]]);
+    for (size_t j = 0; j < n; j++)
+        bw[j] = xp_gbps(p->copies[items[j]].bytes, p->copies[items[j]].dur_ns);
+    xp_sort(bw, n, sizeof *bw, xp_cmp_double);
+    double median = xp_percentile_sorted(bw, n, 0.5);
+    int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
+    double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
+    if (s->count < r->th.low_bandwidth_min_count || !(median < r->th.low_bandwidth_fraction * ref[cls]) ||
+        share < r->th.low_bandwidth_min_share || xp_reported(r, p, s->stack_id))
+        return;
+    const char *dir = xp_dir_name((xp_direction)(cls / XP_HM_COUNT));
+    const char *hm = xp_hostmem_name((enum xp_hostmem)(cls % XP_HM_COUNT));
+    struct xp_finding *f = xp_report_add(
+        r, "low-bandwidth", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
+        xp_fix_pytorch,
+        "%llu blocking copies of at least %s ran at a median %.2f GB/s, under %.0f%% of this run's %.2f GB/s "
+        "for %s %s copies (%s, %s, %.0f%% of the run)",
+        (unsigned long long)s->count, xp_bytes_str(r->th.low_bandwidth_min_bytes).s, median,
+        r->th.low_bandwidth_fraction * 100, ref[cls], dir, hm, xp_bytes_str(s->bytes).s,
+        xp_ns_str(s->time_ns).s, 100 * share);
+    xp_finding_text(f, "gbps", "%.3f", median);
+    xp_finding_text(f, "reference_gbps", "%.3f", ref[cls]);
+    xp_finding_text(f, "direction", "%s", dir);
+    xp_finding_text(f, "host_mem", "%s", hm);
+    xp_finding_text(f, "run_share", "%.3f", share);
+}
+
 static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_process *p)
 {
     double ref[XP_NCLASS];
-    uint64_t min_bytes = r->th.low_bandwidth_min_bytes;
-    if (xp_references(p, min_bytes, ref) != 0)
-        return;
     struct xp_sites sites;
     xp_sites_init(&sites);
+    bool *keep = calloc(p->n_copies ? p->n_copies : 1, sizeof *keep);
+    size_t *site_of = calloc(p->n_copies ? p->n_copies : 1, sizeof *site_of);
+    size_t *start = NULL, *order = NULL;
+    double *bw = NULL;
+    ssize_t n = keep && site_of ? xp_evidence(p, r->th.low_bandwidth_min_bytes, keep) : -1;
+    if (n <= 0 || xp_references(p, keep, (size_t)n, ref) != 0)
+        goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
+        site_of[i] = XP_NO_SITE;
+        if (!keep[i])
+            continue;
         const struct xp_copy *c = &p->copies[i];
-        if (!xp_measurable(c, min_bytes))
-            continue;
-        size_t k = xp_class(c);
-        if (!(xp_gbps(c->bytes, c->dur_ns) < r->th.low_bandwidth_fraction * ref[k]))
-            continue;
-        struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
-        /* The class of the site's first slow copy, + 1 so 0 is "none yet". */
-        if (s && !s->aux)
-            s->aux = k + 1;
+        if (!xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns))
+            goto out;
+        site_of[i] = xp_sites_lookup(&sites, c->stack_id);
     }
-    for (size_t k = 0; k < sites.n; k++) {
-        const struct xp_site_sum *s = &sites.v[k];
-        size_t cls = (size_t)s->aux - 1;
-        const char *dir = xp_dir_name((xp_direction)(cls / XP_HM_COUNT));
-        const char *hm = xp_hostmem_name((enum xp_hostmem)(cls % XP_HM_COUNT));
-        double gbps = xp_gbps(s->bytes, s->time_ns);
-        struct xp_finding *f = xp_report_add(
-            r, "low-bandwidth", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
-            xp_fix_pytorch,
-            "%llu copies of at least %s ran at %.2f GB/s, under %.0f%% of this run's %.2f GB/s for %s %s "
-            "copies (%s, %s)",
-            (unsigned long long)s->count, xp_bytes_str(min_bytes).s, gbps,
-            r->th.low_bandwidth_fraction * 100, ref[cls], dir, hm, xp_bytes_str(s->bytes).s,
-            xp_ns_str(s->time_ns).s);
-        xp_finding_text(f, "gbps", "%.3f", gbps);
-        xp_finding_text(f, "reference_gbps", "%.3f", ref[cls]);
-        xp_finding_text(f, "direction", "%s", dir);
-        xp_finding_text(f, "host_mem", "%s", hm);
-    }
+    bw = malloc((size_t)n * sizeof *bw);
+    if (!bw || xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)
+        goto out;
+    for (size_t k = 0; k < sites.n; k++)
+        xp_low_bandwidth_site(r, p, &sites.v[k], order + start[k], start[k + 1] - start[k], ref, bw);
+out:
+    free(keep);
+    free(site_of);
+    free(start);
+    free(order);
+    free(bw);
     xp_sites_free(&sites);
 }
 

@@ -1,5 +1,7 @@
 /* rule_small_copies.c: a call site issuing many small copies, each paying the
- * fixed cost of a copy (a call, a DMA setup, a few microseconds) for few bytes. */
+ * fixed cost of a copy (a call, a DMA setup, a few microseconds) for few
+ * bytes, and paying enough of them to be worth the user's time: their calls
+ * held the caller for at least small-copies.min_share of the run. */
 #include "xp_group.h"
 #include "xp_rules.h"
 
@@ -21,22 +23,28 @@ static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *t
 static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t min = r->th.small_copies_min_count ? r->th.small_copies_min_count : 1;
+    int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
     struct xp_sites sites;
     xp_sites_init(&sites);
-    xp_sites_of_copies(&sites, p, xp_small_copy, &r->th, NULL);
+    xp_sites_of_copies(&sites, p, false, xp_small_copy, &r->th, NULL);
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
-        if (s->count < min)
+        /* A run of unknown length (no start recorded) is not held against the site. */
+        double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
+        if (s->count < min || share < r->th.small_copies_min_share)
             continue;
         enum xp_severity sev = s->count / XP_SMALL_WARNING_FACTOR >= min ? XP_SEV_WARNING : XP_SEV_INFO;
         struct xp_finding *f = xp_report_add(
             r, "small-copies", sev, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix, xp_fix_pytorch,
-            "%llu copies of at most %s from one call site took %s (%s in all, %s on average)",
+            "%llu copies of at most %s from one call site took %s, %.1f%% of the run (%s in all, %s on "
+            "average)",
             (unsigned long long)s->count, xp_bytes_str(r->th.small_copy_max_bytes).s,
-            xp_ns_str(s->time_ns).s, xp_bytes_str(s->bytes).s, xp_bytes_str(s->bytes / s->count).s);
+            xp_ns_str(s->time_ns).s, 100 * share, xp_bytes_str(s->bytes).s,
+            xp_bytes_str(s->bytes / s->count).s);
         xp_finding_text(f, "direction", "%s", xp_dir_mask_name(s->aux));
         xp_finding_num(f, "mean_bytes", (int64_t)(s->bytes / s->count));
         xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
+        xp_finding_text(f, "run_share", "%.3f", share);
     }
     xp_sites_free(&sites);
 }

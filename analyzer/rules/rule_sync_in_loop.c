@@ -52,7 +52,7 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
     uint64_t *tmp = NULL;
     if (!site_of)
         goto out;
-    if (xp_sites_of_copies(&sites, p, xp_blocking_copy, &r->th, site_of) != 0)
+    if (xp_sites_of_copies(&sites, p, true, xp_blocking_copy, &r->th, site_of) != 0)
         goto out;
     /* Leave out the sites below the threshold before grouping, so only the
      * flagged sites' copies are sorted for their median. */

@@ -100,7 +100,7 @@ struct xp_site_sum *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t
     return site;
 }
 
-int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
+int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p, bool with_wait,
                        bool (*keep)(const struct xp_copy *c, const struct xp_thresholds *th),
                        const struct xp_thresholds *th, size_t *site_of)
 {
@@ -110,8 +110,8 @@ int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
             site_of[i] = XP_NO_SITE;
         if (!keep(c, th))
             continue;
-        /* A copy completed at once by a sync held the caller for both. */
-        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, c->dur_ns + c->wait_ns);
+        int64_t held = c->dur_ns + (with_wait ? c->wait_ns : 0);
+        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, held);
         if (!site)
             return -1;
         site->aux |= xp_dir_bit(c->direction);

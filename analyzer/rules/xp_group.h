@@ -44,9 +44,13 @@ size_t xp_sites_lookup(const struct xp_sites *s, uint32_t stack_id);
 struct xp_site_sum *xp_sites_add(struct xp_sites *s, uint32_t stack_id, uint64_t bytes, int64_t dur_ns);
 
 /* Adds every copy of p that keep() accepts to its site, each site's aux
- * collecting the directions seen (xp_dir_bit).  site_of, when not NULL, gets
- * each copy's site index or XP_NO_SITE.  Returns 0, or -1 out of memory. */
-int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p,
+ * collecting the directions seen (xp_dir_bit).  A copy's time is its call's
+ * duration, plus, with_wait, the wait of the sync that completed it at once
+ * (what a blocking copy cost its caller; not a cost of the copy's own size,
+ * since the sync also waits for all the work queued before it).  site_of,
+ * when not NULL, gets each copy's site index or XP_NO_SITE.  Returns 0, or
+ * -1 out of memory. */
+int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p, bool with_wait,
                        bool (*keep)(const struct xp_copy *c, const struct xp_thresholds *th),
                        const struct xp_thresholds *th, size_t *site_of);
 

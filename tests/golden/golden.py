@@ -14,7 +14,8 @@ finding with no site of its own).  The driver runs it under `xferprof run
 --sim` and checks, in two halves:
 
 - profile: the database holds the facts behind exactly these findings.  A
-  small reference evaluation of the contract's rules (docs in
+  small reference evaluation of the rules (low-bandwidth and small-copies as
+  docs/findings.md has them now; the others as in
   /work/contract/report-contract.md, thresholds at their defaults) over the
   raw rows gives (rule, site) -> (count, bytes), which must equal the
   expectations: every expected finding is supported and no other rule's
@@ -37,8 +38,11 @@ SYNC_LOOP_MIN = 10
 REDUNDANT_SITE_MIN = 3
 SMALL_MIN_COUNT = 100
 SMALL_MAX_BYTES = 4096
+SMALL_MIN_SHARE = 0.01
 LOW_BW_MIN_BYTES = 1 << 20
 LOW_BW_FRACTION = 0.25
+LOW_BW_MIN_COUNT = 3
+LOW_BW_MIN_SHARE = 0.02
 OOM_STATUS = 2
 
 
@@ -114,6 +118,21 @@ def p90(values):
     return v[max(0, -(-len(v) * 9 // 10) - 1)]
 
 
+def run_ns(conn, copies):
+    """The process's start to its last event (docs/findings.md, "the run")."""
+    start = int(cc.meta(conn)['start_mono_ns'])
+    ends = [c['start_ns'] + max(c['dur_ns'], 0) for c in copies]
+    for a in cc.rows(conn, 'SELECT alloc_ns, free_ns FROM allocations'):
+        ends += [a['alloc_ns'], a['free_ns'] or 0]
+    return max(ends + [start]) - start
+
+
+def median(values):
+    """Nearest-rank median."""
+    v = sorted(values)
+    return v[(len(v) + 1) // 2 - 1]
+
+
 def db_findings(conn, sym):
     """The reference evaluation: (rule, site) -> (count, bytes)."""
     found = {}
@@ -122,6 +141,7 @@ def db_findings(conn, sym):
     # and a D2H one takes the fingerprint the sync took.
     paired = {(y['tid'], y['copy_start_ns']): y for y in
               cc.rows(conn, 'SELECT * FROM syncs WHERE copy_start_ns IS NOT NULL')}
+    run = run_ns(conn, copies)
     for c in copies:
         c['fn'] = sym.innermost(conn, c['stack_id'])
         y = paired.get((c['tid'], c['start_ns']))
@@ -141,7 +161,8 @@ def db_findings(conn, sym):
         if len(blocking) >= SYNC_LOOP_MIN:
             add(found, 'sync-in-loop', fn, len(blocking), sum(c['bytes'] for c in blocking))
         small = [c for c in ok if c['bytes'] <= SMALL_MAX_BYTES]
-        if len(small) >= SMALL_MIN_COUNT:
+        if (len(small) >= SMALL_MIN_COUNT and
+                sum(max(c['dur_ns'], 0) for c in small) >= SMALL_MIN_SHARE * run):
             add(found, 'small-copies', fn, len(small), sum(c['bytes'] for c in small))
         # Redundant: same content to the same dst with no kernel between, or
         # content this site uploaded often enough.
@@ -173,17 +194,29 @@ def db_findings(conn, sym):
         elif c['direction'] == 'H2D' and (c['fingerprint'], c['bytes']) in downloaded:
             add(found, 'round-trip', c['fn'], 1, c['bytes'])
 
-    big = {}
+    # Low bandwidth: blocking copies, not the first into their destination,
+    # a site's median against its class's p90, enough of them and of the run,
+    # and not on a site another copy rule reported.
+    big, touched, sites = {}, set(), {}
     for c in copies:
-        if (c['status'] == 0 and c['blocking'] in ('sync', 'async_pageable') and
-                c['bytes'] >= LOW_BW_MIN_BYTES and c['dur_ns'] > 0):
+        if c['status'] != 0:
+            continue
+        key = (c['dst'], c['device'], c['direction'])
+        first = key not in touched
+        touched.add(key)
+        if (not first and c['blocking'] == 'sync' and c['bytes'] >= LOW_BW_MIN_BYTES and
+                c['dur_ns'] > 0):
             c['gbps'] = c['bytes'] / c['dur_ns']
             big.setdefault((c['direction'], c['host_mem']), []).append(c)
-    for cs in big.values():
-        ref = p90([c['gbps'] for c in cs])
-        for c in cs:
-            if c['gbps'] < LOW_BW_FRACTION * ref:
-                add(found, 'low-bandwidth', c['fn'], 1, c['bytes'])
+            sites.setdefault(c['fn'], []).append(c)
+    ref = {k: p90([c['gbps'] for c in cs]) for k, cs in big.items()}
+    for fn, cs in sites.items():
+        cls = (cs[0]['direction'], cs[0]['host_mem'])
+        if (len(cs) >= LOW_BW_MIN_COUNT and
+                median([c['gbps'] for c in cs]) < LOW_BW_FRACTION * ref[cls] and
+                sum(c['dur_ns'] for c in cs) >= LOW_BW_MIN_SHARE * run and
+                ('sync-in-loop', fn) not in found and ('async-pageable', fn) not in found):
+            add(found, 'low-bandwidth', fn, len(cs), sum(c['bytes'] for c in cs))
 
     for a in cc.rows(conn, 'SELECT * FROM allocations WHERE free_ns IS NULL'):
         add(found, 'leak', sym.innermost(conn, a['alloc_stack_id']), 1, a['bytes'])

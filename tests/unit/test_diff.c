@@ -420,6 +420,134 @@ static void test_finding_on_site_regresses_it(void **state)
     xt_free(&n);
 }
 
+/* Four ranks, each making 8 blocking pageable uploads of 1 MiB from one
+ * site, whose times (ms) follow pattern[] shifted by the rank: one
+ * deterministic program on a loaded machine. */
+static void xt_jittery_job(struct xp_report *r, const int *pattern_ms, double scale)
+{
+    for (int64_t rank = 0; rank < 4; rank++) {
+        struct xp_process *p = xt_proc(r, rank);
+        xt_site(p, 1, "upload", 30, 0x1200);
+        for (int i = 0; i < 8; i++)
+            xt_copy(p, 1, XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, MiB,
+                    (int64_t)(scale * pattern_ms[(i + rank) % 8] * 1e6), XP_NONE_ID);
+    }
+}
+
+/* Blocked time that moves by 40% within the spread each run shows by itself
+ * is noise: no site, pair or total regresses.  A slowdown well past that
+ * spread still does. */
+static void test_blocked_time_within_noise_band(void **state)
+{
+    (void)state;
+    static const int base_ms[8] = {250, 150, 40, 40, 25, 70, 60, 30};  /* 665 ms */
+    static const int new_ms[8] = {80, 70, 30, 40, 60, 60, 60, 4};      /* 404 ms: -40% */
+    struct xp_report b = {0}, n = {0};
+    xt_jittery_job(&b, base_ms, 1);
+    xt_jittery_job(&n, new_ms, 1);
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    /* Both ways round: the slower run as the new one too. */
+    for (int way = 0; way < 2; way++) {
+        assert_int_equal(xp_diff_compute(way ? &n : &b, way ? &b : &n, &o, &d), 0);
+        assert_int_equal(xt_find_site(&d, "upload")->cls, XP_DC_UNCHANGED);
+        assert_int_equal(xt_metric(&d.totals, "blocked_ns")->cls, XP_DC_UNCHANGED);
+        assert_int_equal(xt_metric(&d.totals, "H2D.blocked_ns")->cls, XP_DC_UNCHANGED);
+        for (size_t i = 0; i < d.n_pairs; i++)
+            assert_int_equal(xt_metric(&d.pairs[i].totals, "blocked_ns")->cls, XP_DC_UNCHANGED);
+        assert_int_equal(d.regressions, 0);
+        assert_int_equal(d.exit_status, 0);
+        xp_diff_free(&d);
+    }
+    xt_free(&n);
+    /* Every copy four times slower: far past the spread. */
+    xt_jittery_job(&n, base_ms, 4);
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    const struct xp_diff_site *s = xt_find_site(&d, "upload");
+    assert_int_equal(s->cls, XP_DC_REGRESSED);
+    assert_true(xt_has_reason(s, "blocked time +300%"));
+    assert_int_equal(xt_metric(&d.totals, "blocked_ns")->cls, XP_DC_REGRESSED);
+    assert_int_equal(d.exit_status, 1);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
+/* Two ranks each holding 1 MiB for a while: in one run at the same time, in
+ * the other one after the other.  The job's peak is the sum of the ranks'
+ * peaks, not that of their interleaving, so nothing changed. */
+static void test_job_peak_is_not_interleaving(void **state)
+{
+    (void)state;
+    struct xp_report b = {0}, n = {0};
+    for (int64_t rank = 0; rank < 2; rank++) {
+        xt_alloc(xt_proc(&b, rank), 1, MiB, 100, 200);
+        xt_alloc(xt_proc(&n, rank), 1, MiB, 100 + rank * 1000, 200 + rank * 1000);
+    }
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    assert_int_equal(xp_diff_compute(&n, &b, &o, &d), 0);
+    const struct xp_diff_metric *m = xt_metric(&d.totals, "memory.peak_bytes");
+    assert_true(m->base == 2.0 * MiB && m->new_ == 2.0 * MiB);
+    assert_int_equal(m->cls, XP_DC_UNCHANGED);
+    assert_int_equal(d.regressions, 0);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
+/* A call site that blocks where none was is a regression, as a matched site
+ * that became blocking is; a new site of async copies is not. */
+static void test_new_blocking_site_regresses(void **state)
+{
+    (void)state;
+    struct xp_report b = {0}, n = {0};
+    xt_training(&b, 4, 1, XP_HM_PINNED);
+    xt_training(&n, 4, 1, XP_HM_PINNED);
+    xt_site(&n.procs[0], 3, "log_metrics", 70, 0x1300);
+    xt_copy(&n.procs[0], 3, XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 64, 1000, XP_NONE_ID);
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    assert_int_equal(xt_find_site(&d, "log_metrics")->cls, XP_DC_NEW);
+    assert_int_equal(d.regressions, 0);
+    xp_diff_free(&d);
+    xt_copy(&n.procs[0], 3, XP_DIR_D2H, XP_HM_PINNED, XP_BL_SYNC, 64, 1000, XP_NONE_ID);
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    const struct xp_diff_site *s = xt_find_site(&d, "log_metrics");
+    assert_int_equal(s->cls, XP_DC_NEW);
+    assert_true(xt_has_reason(s, "new blocking site"));
+    assert_int_equal(d.regressions, 1);
+    assert_int_equal(d.exit_status, 1);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
+/* A finding of a rule that rests on measured time comes and goes with the
+ * machine's load: listed, but not a regression. */
+static void test_timed_finding_is_not_a_regression(void **state)
+{
+    (void)state;
+    struct xp_report b = {0}, n = {0};
+    xt_training(&b, 4, 1, XP_HM_PINNED);
+    xt_training(&n, 4, 1, XP_HM_PINNED);
+    assert_non_null(xp_report_add(&n, "low-bandwidth", XP_SEV_WARNING, &n.procs[0], 1, 4,
+                                  4 * MiB, 0, "fix", NULL, "slow"));
+    assert_non_null(xp_report_add(&b, "small-copies", XP_SEV_INFO, &b.procs[0], 2, 4,
+                                  16, 0, "fix", NULL, "small"));
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    assert_int_equal(xt_find_site(&d, "load_batch")->cls, XP_DC_UNCHANGED);
+    assert_int_equal(d.n_findings, 2);
+    assert_int_equal(d.regressions, 0);
+    assert_int_equal(d.exit_status, 0);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
 /* Rank 0 moves 1 MiB, rank 1 moves 3 MiB, in both runs; the new run's
  * databases come in the other order. */
 static void xt_ranked(struct xp_report *r, const int64_t *ranks)
@@ -609,6 +737,10 @@ int main(void)
         cmocka_unit_test(test_frames_without_function_match_by_offset_only),
         cmocka_unit_test(test_leak_added),
         cmocka_unit_test(test_finding_on_site_regresses_it),
+        cmocka_unit_test(test_blocked_time_within_noise_band),
+        cmocka_unit_test(test_job_peak_is_not_interleaving),
+        cmocka_unit_test(test_new_blocking_site_regresses),
+        cmocka_unit_test(test_timed_finding_is_not_a_regression),
         cmocka_unit_test(test_pairs_by_rank),
         cmocka_unit_test(test_by_nvtx_normalizes_per_instance),
         cmocka_unit_test(test_by_function_merges_callers),

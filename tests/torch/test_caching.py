@@ -1,0 +1,60 @@
+"""PyTorch's caching allocator (plain cudaMalloc segments, and expandable
+segments: cuMemCreate/cuMemMap) read as a caching allocator, not a leak; a
+real tensor leak still reads as growing (truth in torch_caching.py).  Two
+runs of the same script compared by `xferprof diff` show no regression."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_common import *  # noqa: E402,F401,F403
+
+args = parse_torch_args()
+d = tmpdir('torch-caching')
+
+
+def profile(tag, env=None, script_args=()):
+    db = os.path.join(d, tag + '.db')
+    r = torch_run(args, db, env, script_args)
+    if not expect_rc(r, 0, 'torch_caching.py %s under xferprof run --sim' % tag):
+        finish()
+    rep = run([args.xferprof, 'report', '--format', 'json', db], clean_env())
+    if not expect_rc(rep, 0, 'xferprof report %s' % tag):
+        finish()
+    leaks = [f for f in json.loads(rep.out)['findings'] if f['rule'] == 'leak']
+    return db, leaks
+
+
+def kinds(leaks):
+    return [(f['details'].get('kind'), f['details'].get('allocator'), f['bytes']) for f in leaks]
+
+
+EXPANDABLE = {'PYTORCH_CUDA_ALLOC_CONF': 'expandable_segments:True'}
+for tag, env in (('segments', None), ('expandable', EXPANDABLE)):
+    db, leaks = profile(tag, env)
+    check(not [f for f in leaks if f['details'].get('kind') == 'growing'],
+          '%s: no growing leak' % tag, kinds(leaks))
+    cached = [f for f in leaks if f['details'].get('kind') == 'caching-allocator']
+    check(cached and all(f['severity'] == 'info' and
+                         f['details'].get('allocator') == "PyTorch's caching allocator"
+                         for f in cached),
+          "%s: segments held by PyTorch's caching allocator" % tag, kinds(leaks))
+    # Reserved address ranges (many GiB of nothing) and mappings are not held memory.
+    check(all(f['details'].get('memory') not in ('reserved', 'mapped') for f in leaks),
+          '%s: only held memory' % tag, [f['details'].get('memory') for f in leaks])
+    if tag == 'segments':
+        base_db = db
+
+for tag, env in (('leak', None), ('leak-expandable', EXPANDABLE)):
+    _, leaks = profile(tag, env, ['--leak'])
+    growing = [f for f in leaks if f['details'].get('kind') == 'growing']
+    check(growing and all(f['severity'] == 'warning' for f in growing),
+          '%s: the kept tensors grow' % tag, kinds(leaks))
+
+again_db, _ = profile('again')
+r = run([args.xferprof, 'diff', base_db, again_db, '--format', 'json', '--fail-on', 'regression'],
+        clean_env())
+if expect_rc(r, 0, 'xferprof diff of two runs of one script --fail-on regression'):
+    dj = json.loads(r.out)
+    check_eq(dj['regressions'], 0, 'no regression',)
+finish()
