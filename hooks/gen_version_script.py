@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes libxferprof.so's version script from the hook tables.
 
-Runtime tables (--runtime): every entry is exported as name@@libcudart.so.13
-(the .symver directives in the hooks make the .12/.11 aliases), so it is
-listed in the libcudart.so.13 node.
+Runtime tables (--runtime): every entry defined at CUDA 13 is exported as
+name@@libcudart.so.13 (the .symver directives in the hooks make the .12/.11
+aliases), so it is listed in the libcudart.so.13 node; a name defined at
+older versions only has its .symver aliases alone.
 
 Driver tables (--driver): NVIDIA's libcuda.so.1 is unversioned, and so are
 these exports (and dlsym/dlvsym): a symbol a version script does not name
@@ -19,22 +20,14 @@ such as NVTX's InitializeInjectionNvtx2 (hooks/xp_nvtx_hooks.c), which
 NVTX looks up with a plain dlsym: global and unversioned like the driver
 hooks, and listed in the same comment.
 
-Table entries are lines starting with an X-macro form, XP_FORM(name, ...).
+Table entries are read by xp_hook_table.py.
 
 usage: gen_version_script.py OUT.map --runtime A.def... [--driver B.def...]
                              [--unversioned NAME...]
 """
-import re
 import sys
 
-ENTRY = re.compile(r'^XP_[A-Z0-9_]+\((\w+),', re.M)
-
-
-def names(path):
-    found = ENTRY.findall(open(path).read())
-    if not found:
-        sys.exit('gen_version_script.py: no hooks found in %s' % path)
-    return found
+import xp_hook_table
 
 
 def parse_args(argv):
@@ -55,12 +48,14 @@ def parse_args(argv):
 
 def main():
     out, runtime_defs, driver_defs, unversioned = parse_args(sys.argv[1:])
-    runtime = [n for d in runtime_defs for n in names(d)]
-    driver = [n for d in driver_defs for n in names(d)] + unversioned
-    for kind, lst in (('runtime', runtime), ('driver', driver)):
-        dup = sorted({n for n in lst if lst.count(n) > 1})
-        if dup:
-            sys.exit('gen_version_script.py: %s hooks listed twice: %s' % (kind, ', '.join(dup)))
+    runtime_entries = [e for d in runtime_defs for e in xp_hook_table.entries(d)]
+    runtime = [e.name for e in runtime_entries]
+    latest = [e.name for e in runtime_entries if 13 in e.versions]
+    driver = [n for d in driver_defs for n in xp_hook_table.names(d)] + unversioned
+    dup = xp_hook_table.duplicates(runtime_entries)
+    dup += sorted({n for n in driver if driver.count(n) > 1})
+    if dup:
+        sys.exit('gen_version_script.py: hooks listed twice: %s' % ', '.join(dup))
     clash = sorted(set(runtime) & set(driver))
     if clash:
         sys.exit('gen_version_script.py: both runtime and driver hooks: %s' % ', '.join(clash))
@@ -72,7 +67,7 @@ def main():
         f.write('libcudart.so.11 { };\n')
         f.write('libcudart.so.12 { };\n')
         f.write('libcudart.so.13 {\n  global:\n')
-        for n in runtime:
+        for n in latest:
             f.write('    %s;\n' % n)
         f.write('};\n')
         if driver:
@@ -80,7 +75,10 @@ def main():
             for n in driver:
                 f.write(' *   %s\n' % n)
             f.write(' */\n')
-        f.write('XFERPROF_PRIVATE { local: xp_*; _init; _fini; _edata; _end; __bss_start; };\n')
+        # __start_/__stop_xp_*: the linker's bounds of our own sections
+        # (the rows of the runtime hooks, xp_runtime_export.h).
+        f.write('XFERPROF_PRIVATE { local: xp_*; __start_xp_*; __stop_xp_*; _init; _fini; '
+                '_edata; _end; __bss_start; };\n')
 
 
 if __name__ == '__main__':

@@ -411,12 +411,12 @@ __asm__(".pushsection .text\n"
 /* The runtime may initialize itself and the driver inside: one level deeper,
  * so nothing it does there is recorded as the program's driver calls. */
 #define XP_EP_FN(fn, version, name, params, args, symbol, pfn)                          \
+    static _Atomic(void *) fn##_real;                                                   \
     __attribute__((visibility("default"))) cudaError_t fn params;                       \
     __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
-        static _Atomic(void *) real_slot;                                               \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, (version));      \
+            (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, (version));      \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_depth++;                                                                     \
@@ -425,8 +425,11 @@ __asm__(".pushsection .text\n"
         if (rc == cudaSuccess)                                                          \
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \
-    }
-#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
-    XP_RUNTIME_VERSIONS(XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
+    }                                                                                   \
+    XP_RT_HOOK_ROW(fn, version, name)
+#define XP_ENTRY_POINT_AT(vers, name, params, args, symbol, pfn)                        \
+    XP_RUNTIME_VERSIONS_AT(vers, XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
+#define XP_ENTRY_POINT(...) XP_ENTRY_POINT_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #include "xp_lookup_hooks.def"
 #undef XP_ENTRY_POINT
+#undef XP_ENTRY_POINT_AT
