@@ -8,10 +8,10 @@ version node and its table entry.
 
 Declarations are NVIDIA's as the runtime itself is compiled
 (__CUDA_API_VERSION_INTERNAL): each exported name, the _ptds/_ptsz ones
-too, with its own signature, not the header's renames.  CUDA 11 has no
-headers here: an entry at libcudart.so.11 that is one at .12 as well
-is checked with CUDA 12's, unless the table gives it a signature of its own
-at .11 (then it is listed, not checked).
+too, with its own signature, not the header's renames.  Without CUDA 11
+headers (the build installs none), an entry at libcudart.so.11.0 that is one
+at .12 as well is checked with CUDA 12's, and one the table gives a signature
+of its own at .11.0 is listed, not checked.
 
 usage: check_abi.py CC --defs A.def... --headers DIR...
 """
@@ -95,12 +95,6 @@ def main():
         sys.exit(__doc__)
     entries = [e for d in defs for e in xp_hook_table.entries(d)]
     failures = []
-    # An entry at .11 and .12 is checked with CUDA 12's headers; one at .11
-    # alone (a signature CUDA 12 changed) only by reading CUDA 11's manual.
-    only11 = ['%s (%s:%d)' % (e.name, e.path, e.line) for e in entries
-              if 11 in e.versions and 12 not in e.versions]
-    print('libcudart.so.11 only, not checked (no CUDA 11 headers): %s'
-          % (', '.join(only11) or 'none'))
     majors = set()
     for folder in folders:
         f, checked, left_out, version = check_headers(cc, entries, folder)
@@ -108,6 +102,11 @@ def main():
         majors.add(version // 1000)
         print('CUDART_VERSION %d (%s): %d signatures checked; not declared there: %s'
               % (version, folder, checked, ', '.join(left_out) or 'none'))
+    if 11 not in majors:
+        only11 = ['%s (%s:%d)' % (e.name, e.path, e.line) for e in entries
+                  if 11 in e.versions and 12 not in e.versions]
+        print('libcudart.so.11.0 only, not checked (no CUDA 11 headers given): %s'
+              % (', '.join(only11) or 'none'))
     for major in sorted({v for e in entries for v in e.versions} - majors - {11}):
         failures.append('no CUDA %d headers given to check libcudart.so.%d against (for 12: '
                         'scripts/setup.sh installs them into .venv)' % (major, major))

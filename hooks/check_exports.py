@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks libxferprof.so's dynamic exports against the hook tables: every
 runtime hook as name@@libcudart.so.13, name@libcudart.so.12 and
-name@libcudart.so.11, at the versions its table entries say; every driver hook, dlsym and dlvsym unversioned (as
+name@libcudart.so.11.0, at the versions its table entries say; every driver
+hook, dlsym and dlvsym unversioned (as
 NVIDIA's libcuda.so.1 and glibc's interposable names are bound); and nothing
 else (no internal name leaks out).
 

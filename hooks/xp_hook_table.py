@@ -11,7 +11,7 @@ declare the symbol with that signature (0: every release of that major).
 import re
 import sys
 
-NODES = {13: 'libcudart.so.13', 12: 'libcudart.so.12', 11: 'libcudart.so.11'}
+NODES = {13: 'libcudart.so.13', 12: 'libcudart.so.12', 11: 'libcudart.so.11.0'}
 VERSION_SETS = {
     'XP_ALL_VERSIONS': {13: 0, 12: 0, 11: 0},
     'XP_V13': {13: 0},

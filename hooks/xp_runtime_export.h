@@ -51,7 +51,7 @@ static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name, unsi
 
 /* Defines a hook at each version of `vers`, with def(function, version
  * index, name, ...), and exports them as name@@libcudart.so.13,
- * name@libcudart.so.12 and name@libcudart.so.11 (the generated version
+ * name@libcudart.so.12 and name@libcudart.so.11.0 (the generated version
  * script lists the default names).  One function each, not aliases: a
  * process may load two runtimes (a library built against CUDA 12 in a
  * CUDA 13 program), and each caller must reach its own, whose state (the
@@ -94,6 +94,7 @@ const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version);
     XP_RV_WHEN_##v12(def(prefix##v12_##name, XP_RT_V12, name, __VA_ARGS__)              \
                      __asm__(".symver " #prefix "v12_" #name ", " #name "@libcudart.so.12");) \
     XP_RV_WHEN_##v11(def(prefix##v11_##name, XP_RT_V11, name, __VA_ARGS__)              \
-                     __asm__(".symver " #prefix "v11_" #name ", " #name "@libcudart.so.11");)
+                     __asm__(".symver " #prefix "v11_" #name ", " #name                  \
+                             "@libcudart.so.11.0");)
 
 #endif

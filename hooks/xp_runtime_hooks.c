@@ -17,9 +17,10 @@
 #include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
- * cudaMalloc@@libcudart.so.13, and so on), indexed by XP_RT_V*. */
+ * cudaMalloc@@libcudart.so.13, and so on; CUDA 11's runtime is
+ * libcudart.so.11.0, its node too), indexed by XP_RT_V*. */
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
-                                               "libcudart.so.11"};
+                                               "libcudart.so.11.0"};
 #define N_VERSIONS (sizeof runtime_versions / sizeof runtime_versions[0])
 
 /* dl_iterate_phdr's search for a loaded runtime of one version. */
