@@ -34,6 +34,25 @@ static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name, unsi
     return fn != NULL ? fn : xp_find_runtime(slot, name, prefer, false);
 }
 
+/* Every runtime hook (name, version) is also a row of the section
+ * xp_rt_hooks, for the lookups that hand them out (xp_lookup_hooks.c). */
+typedef struct xp_rt_hook {
+    const char *name;
+    unsigned version;             /* XP_RT_V* */
+    void (*fn)(void);             /* the hook */
+    _Atomic(void *) *real;        /* its real function, once resolved */
+} xp_rt_hook;
+
+/* The hook of `name` at `version` (an XP_RT_V* index), or NULL. */
+const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version);
+
+/* The row of hook `fn` (defined just before, its real function in
+ * fn##_real).  The linker gathers the rows of every file into one array
+ * (__start_xp_rt_hooks .. __stop_xp_rt_hooks). */
+#define XP_RT_HOOK_ROW(fn, version, name)                                               \
+    __attribute__((section("xp_rt_hooks"), used)) static const xp_rt_hook fn##_row = {  \
+        #name, (version), (void (*)(void))fn, &fn##_real};
+
 /* The versions an entry of a hook table is defined at, as (13, 12, 11)
  * flags: a symbol whose signature differs between versions has one entry
  * per signature (xp_runtime_hooks.def says which).  hooks/xp_hook_table.py
@@ -65,34 +84,18 @@ static inline void *lookup_runtime(_Atomic(void *) *slot, const char *name, unsi
 #define XP_RUNTIME_VERSIONS(def, prefix, name, ...)                                     \
     XP_RUNTIME_VERSIONS_AT(XP_ALL_VERSIONS, def, prefix, name, __VA_ARGS__)
 
+/* The machinery: vers (a flag triple) becomes XP_RV_AT's first three
+ * arguments, and each flag pastes into XP_RV_WHEN_0 (nothing) or _1. */
 #define XP_RV_UNPAREN(...) __VA_ARGS__
 #define XP_RV_CALL(m, ...) m(__VA_ARGS__)
 #define XP_RV_WHEN_0(...)
 #define XP_RV_WHEN_1(...) __VA_ARGS__
-/* Every runtime hook (name, version) is also a row of the section
- * xp_rt_hooks, for the lookups that hand them out (xp_lookup_hooks.c). */
-typedef struct xp_rt_hook {
-    const char *name;
-    unsigned version;             /* XP_RT_V* */
-    void (*fn)(void);             /* the hook */
-    _Atomic(void *) *real;        /* its real function, once resolved */
-} xp_rt_hook;
-
-/* The hook of `name` at `version` (an XP_RT_V* index), or NULL. */
-const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version);
-
-/* The row of hook `fn` (defined just before, its real function in
- * fn##_real).  The linker gathers the rows of every file into one array
- * (__start_xp_rt_hooks .. __stop_xp_rt_hooks). */
-#define XP_RT_HOOK_ROW(fn, version, name)                                               \
-    __attribute__((section("xp_rt_hooks"), used)) static const xp_rt_hook fn##_row = {  \
-        #name, (version), (void (*)(void))fn, &fn##_real};
-
 #define XP_RV_AT(v13, v12, v11, def, prefix, name, ...)                                 \
     XP_RV_WHEN_##v13(def(prefix##name, XP_RT_V13, name, __VA_ARGS__)                    \
                      __asm__(".symver " #prefix #name ", " #name "@@libcudart.so.13");) \
     XP_RV_WHEN_##v12(def(prefix##v12_##name, XP_RT_V12, name, __VA_ARGS__)              \
-                     __asm__(".symver " #prefix "v12_" #name ", " #name "@libcudart.so.12");) \
+                     __asm__(".symver " #prefix "v12_" #name ", " #name                  \
+                             "@libcudart.so.12");)                                      \
     XP_RV_WHEN_##v11(def(prefix##v11_##name, XP_RT_V11, name, __VA_ARGS__)              \
                      __asm__(".symver " #prefix "v11_" #name ", " #name                  \
                              "@libcudart.so.11.0");)
