@@ -61,6 +61,14 @@ XP_NO_SANITIZE static size_t gnu_hash_symbols(const uint32_t *h)
     return (size_t)last + 1;
 }
 
+/* The address a dynamic entry of lm points to: ld.so relocates these in
+ * place on most targets, not on all (an unrelocated one is an offset below
+ * the load address). */
+XP_NO_SANITIZE static ElfW(Addr) dyn_addr(const struct link_map *lm, const ElfW(Dyn) *d)
+{
+    return d->d_un.d_ptr < lm->l_addr ? d->d_un.d_ptr + lm->l_addr : d->d_un.d_ptr;
+}
+
 /* The default version of the function `name` defined in lm, or NULL. */
 XP_NO_SANITIZE static void *elf_default_function(const struct link_map *lm, const char *name)
 {
@@ -71,9 +79,7 @@ XP_NO_SANITIZE static void *elf_default_function(const struct link_map *lm, cons
     const ElfW(Word) *sysv_hash = NULL;
     ElfW(Addr) base = lm->l_addr;
     for (const ElfW(Dyn) *d = lm->l_ld; d != NULL && d->d_tag != DT_NULL; d++) {
-        /* ld.so relocates these addresses in place on most targets, not on
-         * all: an unrelocated one is an offset below the load address. */
-        ElfW(Addr) p = d->d_un.d_ptr < base ? d->d_un.d_ptr + base : d->d_un.d_ptr;
+        ElfW(Addr) p = dyn_addr(lm, d);
         switch (d->d_tag) {
         case DT_SYMTAB: symtab = (const ElfW(Sym) *)p; break;
         case DT_STRTAB: strtab = (const char *)p; break;
@@ -245,9 +251,11 @@ static bool from_libxferprof(void *caller)
 }
 
 /* Sanitizers are off only on the way to glibc (names that are not ours):
- * the rest is in a function of its own. */
+ * the rest is in functions of their own. */
 static xp_dl_answer dl_ours(void *handle, const char *name, const char *version, void *caller,
                             long is_dlvsym, void *real, int i);
+static xp_dl_answer dl_runtime(void *handle, const char *name, const char *version,
+                               void *caller, long is_dlvsym, void *real);
 
 XP_NO_SANITIZE __attribute__((used)) xp_dl_answer xp_dl_entry(void *handle, const char *name,
                                                               const char *version,
@@ -255,10 +263,15 @@ XP_NO_SANITIZE __attribute__((used)) xp_dl_answer xp_dl_entry(void *handle, cons
 {
     void *real = is_dlvsym ? (void *)get_real_dlvsym() : (void *)get_real_dlsym();
     xp_dl_answer pass = {NULL, real};
+    /* A global lookup finds our export anyway, and one by RTLD_NEXT is left
+     * to glibc for the runtime (as for the driver, below, when in doubt). */
+    if (real == NULL || handle == RTLD_DEFAULT || name == NULL)
+        return pass;
+    if (xp_str_prefix(name, "cuda") && handle != RTLD_NEXT)
+        return dl_runtime(handle, name, version, caller, is_dlvsym, real);
     int i = xp_drv_find(name);
-    /* Not ours, or a global lookup (which finds our export anyway): glibc
-     * answers, as if we were not there. */
-    if (real == NULL || i < 0 || handle == RTLD_DEFAULT)
+    /* Not ours: glibc answers, as if we were not there. */
+    if (i < 0)
         return pass;
     return dl_ours(handle, name, version, caller, is_dlvsym, real, i);
 }
@@ -297,6 +310,74 @@ static xp_dl_answer dl_ours(void *handle, const char *name, const char *version,
         r = ((dlsym_fn)real)(handle, name);
     if (r == NULL || r != cuda || !xp_drv_offer((unsigned)i, r))
         ours.value = r;
+    errno = saved;
+    return ours;
+}
+
+/* The runtime version (XP_RT_V*) of the libcudart that defines addr, from its
+ * SONAME (libcudart.so.12, whatever its file is called: the simulator's
+ * CUDA 12 runtime is libxpsim_cudart12.so); false if addr is not in one. */
+static bool runtime_version_of(void *addr, unsigned *version)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
+        return false;
+    const char *strtab = NULL;
+    ElfW(Addr) soname = 0;
+    bool has_soname = false;
+    for (const ElfW(Dyn) *d = lm->l_ld; d != NULL && d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)dyn_addr(lm, d);
+        else if (d->d_tag == DT_SONAME) {
+            soname = d->d_un.d_val;
+            has_soname = true;
+        }
+    }
+    if (strtab == NULL || !has_soname)
+        return false;
+    static const struct { const char *soname; unsigned version; } known[] = {
+        {"libcudart.so.13", XP_RT_V13}, {"libcudart.so.12", XP_RT_V12},
+        {"libcudart.so.11.0", XP_RT_V11}};
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (strcmp(strtab + soname, known[k].soname) == 0) {
+            *version = known[k].version;
+            return true;
+        }
+    return false;
+}
+
+/* A runtime function looked up in a handle (ctypes, TensorFlow's stream
+ * executor, CuPy dlopen() libcudart and dlsym() its functions, which no
+ * link-time binding brings to our exports): the hook of the version of the
+ * runtime that defines what glibc found, when that hook forwards to exactly
+ * that function; else what glibc found.  The lookup is always made (then
+ * repeated, if resolving the hook made lookups of its own, so that the
+ * dlerror state is the caller's own lookup's). */
+static xp_dl_answer dl_runtime(void *handle, const char *name, const char *version,
+                               void *caller, long is_dlvsym, void *real)
+{
+    xp_dl_answer pass = {NULL, real};
+    int saved = errno;
+    if (from_libxferprof(caller)) {
+        errno = saved;
+        return pass;
+    }
+    void *r = is_dlvsym ? ((dlvsym_fn)real)(handle, name, version)
+                        : ((dlsym_fn)real)(handle, name);
+    xp_dl_answer ours = {r, NULL};
+    unsigned v;
+    const xp_rt_hook *h = NULL;
+    if (r != NULL && runtime_version_of(r, &v))
+        h = xp_rt_hook_find(name, v);
+    if (h != NULL) {
+        bool resolved = atomic_load_explicit(h->real, memory_order_acquire) != NULL;
+        if (lookup_runtime(h->real, name, v) == r)
+            ours.value = (void *)h->fn;
+        if (!resolved)
+            (void)(is_dlvsym ? ((dlvsym_fn)real)(handle, name, version)
+                             : ((dlsym_fn)real)(handle, name));
+    }
     errno = saved;
     return ours;
 }
@@ -411,12 +492,12 @@ __asm__(".pushsection .text\n"
 /* The runtime may initialize itself and the driver inside: one level deeper,
  * so nothing it does there is recorded as the program's driver calls. */
 #define XP_EP_FN(fn, version, name, params, args, symbol, pfn)                          \
+    static _Atomic(void *) fn##_real;                                                   \
     __attribute__((visibility("default"))) cudaError_t fn params;                       \
     __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
-        static _Atomic(void *) real_slot;                                               \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, (version));      \
+            (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, (version));      \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_depth++;                                                                     \
@@ -425,8 +506,11 @@ __asm__(".pushsection .text\n"
         if (rc == cudaSuccess)                                                          \
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \
-    }
-#define XP_ENTRY_POINT(name, params, args, symbol, pfn)                                 \
-    XP_RUNTIME_VERSIONS(XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
+    }                                                                                   \
+    XP_RT_HOOK_ROW(fn, version, name)
+#define XP_ENTRY_POINT_AT(vers, name, params, args, symbol, pfn)                        \
+    XP_RUNTIME_VERSIONS_AT(vers, XP_EP_FN, xp_ep_, name, params, args, symbol, pfn)
+#define XP_ENTRY_POINT(...) XP_ENTRY_POINT_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #include "xp_lookup_hooks.def"
 #undef XP_ENTRY_POINT
+#undef XP_ENTRY_POINT_AT

@@ -17,9 +17,10 @@
 #include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
- * cudaMalloc@@libcudart.so.13, and so on), indexed by XP_RT_V*. */
+ * cudaMalloc@@libcudart.so.13, and so on; CUDA 11's runtime is
+ * libcudart.so.11.0, its node too), indexed by XP_RT_V*. */
 static const char *const runtime_versions[] = {"libcudart.so.13", "libcudart.so.12",
-                                               "libcudart.so.11"};
+                                               "libcudart.so.11.0"};
 #define N_VERSIONS (sizeof runtime_versions / sizeof runtime_versions[0])
 
 /* dl_iterate_phdr's search for a loaded runtime of one version. */
@@ -90,19 +91,30 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
     return fn;
 }
 
+extern const xp_rt_hook __start_xp_rt_hooks[] __attribute__((visibility("hidden")));
+extern const xp_rt_hook __stop_xp_rt_hooks[] __attribute__((visibility("hidden")));
+
+const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version)
+{
+    for (const xp_rt_hook *h = __start_xp_rt_hooks; h < __stop_xp_rt_hooks; h++)
+        if (h->version == version && strcmp(h->name, name) == 0)
+            return h;
+    return NULL;
+}
+
 /* The common frame of every hook: `always` runs after the real call (with
  * `rc` its result) whether or not the call is recorded, `record` only when
  * it is; errno is saved around both.  One per runtime version (`version`,
  * XP_RT_V*), each forwarding to that version's function. */
 #define XP_HOOK_FN(fn, version, name, params, args, always, record)                     \
+    static _Atomic(void *) fn##_real;                                                   \
     __attribute__((visibility("default"))) cudaError_t fn params;                       \
     __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
-        static _Atomic(void *) real_slot;                                               \
         const unsigned hook_version = (version); /* for `record` (hook_symbol) */       \
         (void)hook_version;                                                             \
         cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&real_slot, #name, hook_version);   \
+            (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, hook_version);   \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
@@ -117,10 +129,12 @@ __attribute__((noinline)) void *xp_find_runtime(_Atomic(void *) *slot, const cha
         errno = saved_errno;                                                            \
         xp_scope_leave(&scope);                                                         \
         return rc;                                                                      \
-    }
+    }                                                                                   \
+    XP_RT_HOOK_ROW(fn, version, name)
 
-#define XP_HOOK_BODY(name, params, args, always, record)                                \
-    XP_RUNTIME_VERSIONS(XP_HOOK_FN, xp_hook_, name, params, args, always, record)
+/* vers: the versions this entry's signature is the one of (XP_V13, ...). */
+#define XP_HOOK_BODY(vers, name, params, args, always, record)                          \
+    XP_RUNTIME_VERSIONS_AT(vers, XP_HOOK_FN, xp_hook_, name, params, args, always, record)
 
 /* What each kind of hook hands the engine (functions, so the macros below
  * pass plain argument lists). */
@@ -247,6 +261,16 @@ static void hook_prefetch(const xp_scope *s, xp_api api, const void *ptr, size_t
     xp_record_copy(s, &c, (int)rc);
 }
 
+/* CUDA 12's (and 11's) prefetch target: a device ordinal, or
+ * cudaCpuDeviceId for the host. */
+static inline struct cudaMemLocation device_location(int device)
+{
+    struct cudaMemLocation loc = {.type = device == cudaCpuDeviceId ? cudaMemLocationTypeHost
+                                                                    : cudaMemLocationTypeDevice,
+                                  .id = device};
+    return loc;
+}
+
 /* Device to device whatever the addresses say (a peer copy takes no kind),
  * recorded on the destination's device. */
 static inline void hook_peer(const xp_scope *s, xp_api api, const void *dst, int dst_device,
@@ -302,80 +326,96 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     return rc == cudaSuccess ? (uint64_t)(uintptr_t)p : 0;
 }
 
-#define XP_COPY(name, is_async, params, args, dst, src, count, kind, stream)            \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_COPY_AT(vers, name, is_async, params, args, dst, src, count, kind, stream)   \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_copy(&scope, XP_API_##name, (dst), (src), (count), (int)(kind),   \
                            (stream), (is_async), rc))
 
-#define XP_COPY2D(name, is_async, params, args, dst, dpitch, src, spitch, width, height, kind, \
-                  stream)                                                               \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_COPY2D_AT(vers, name, is_async, params, args, dst, dpitch, src, spitch, width,  \
+                     height, kind, stream)                                              \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_copy2d(&scope, XP_API_##name, (dst), (dpitch), (src), (spitch),   \
                              (width), (height), (int)(kind), (stream), (is_async), rc))
 
-#define XP_PEER(name, is_async, params, args, dst, dst_device, src, count, stream)      \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_PEER_AT(vers, name, is_async, params, args, dst, dst_device, src, count, stream) \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_peer(&scope, XP_API_##name, (dst), (dst_device), (src), (count),  \
                            (stream), (is_async), rc))
 
 /* desc: a cudaMemcpy3DParms or a cudaMemcpy3DPeerParms. */
-#define XP_COPY3D(name, is_async, params, args, desc, stream)                          \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_COPY3D_AT(vers, name, is_async, params, args, desc, stream)                  \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  _Generic((desc), const struct cudaMemcpy3DParms *: hook_copy3d_parms,  \
                           const struct cudaMemcpy3DPeerParms *: hook_copy3d_peer)(      \
                      &scope, XP_API_##name, (desc), (stream), (is_async), rc))
 
-#define XP_BATCH(name, params, args, dsts, srcs, sizes, count, stream)                  \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_BATCH_AT(vers, name, params, args, dsts, srcs, sizes, count, stream)         \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_batch(&scope, XP_API_##name, (dsts), (srcs), (sizes), (count),    \
                             (stream), rc))
 
-#define XP_PREFETCH(name, params, args, ptr, count, location, stream)                   \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_PREFETCH_AT(vers, name, params, args, ptr, count, location, stream)          \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_prefetch(&scope, XP_API_##name, (ptr), (count), (location),       \
                                (stream), rc))
 
 /* to_symbol: mem is the source and the symbol the destination. */
-#define XP_SYMBOL(name, is_async, to_symbol, params, args, symbol, mem, count, offset, kind, \
-                  stream)                                                               \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_SYMBOL_AT(vers, name, is_async, to_symbol, params, args, symbol, mem, count,   \
+                     offset, kind, stream)                                              \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  hook_symbol(&scope, XP_API_##name, hook_version, (to_symbol), (symbol), \
                              (mem), (count), (offset), (int)(kind), (stream), (is_async), rc))
 
-#define XP_MEMSET(name, is_async, params, args, ptr, value, count, stream)              \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_MEMSET_AT(vers, name, is_async, params, args, ptr, value, count, stream)     \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_memset(&scope, XP_API_##name, (uint64_t)(uintptr_t)(ptr),    \
                                   (value), (count), (uint64_t)(uintptr_t)(stream),      \
                                   (is_async), (int)rc))
 
 /* Counted, not recorded, unless it failed. */
-#define XP_LAUNCH(name, params, args, func)                                             \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_LAUNCH_AT(vers, name, params, args, func)                                    \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_launch(&scope, XP_API_##name, (uint64_t)(uintptr_t)(func), (int)rc))
 
-#define XP_ALLOC(name, params, args, alloc_kind, ptr, bytes)                            \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_ALLOC_AT(vers, name, params, args, alloc_kind, ptr, bytes)                   \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_alloc(&scope, XP_API_##name, (alloc_kind), result_ptr(rc, (ptr)), \
                                  (bytes), (int)rc))
 
-#define XP_REGISTER(name, params, args, ptr, bytes)                                     \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_REGISTER_AT(vers, name, params, args, ptr, bytes)                            \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_alloc(&scope, XP_API_##name, XP_ALLOC_REGISTERED,            \
                                  (uint64_t)(uintptr_t)(ptr), (bytes), (int)rc))
 
-#define XP_FREE(name, params, args, kinds, ptr)                                         \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_FREE_AT(vers, name, params, args, kinds, ptr)                                \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_free(&scope, XP_API_##name, (kinds), (uint64_t)(uintptr_t)(ptr), \
                                 (int)rc))
 
-#define XP_SYNC(name, params, args, handle)                                             \
-    XP_HOOK_BODY(name, params, args, (void)0,                                           \
+#define XP_SYNC_AT(vers, name, params, args, handle)                                    \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_sync(&scope, XP_API_##name, (uint64_t)(uintptr_t)(handle), (int)rc))
 
 /* `after` keeps the engine's view of the thread right (the current
  * device), so it runs whether or not the call is recorded. */
-#define XP_CALL(name, params, args, arg0, after)                                        \
-    XP_HOOK_BODY(name, params, args, if (rc == cudaSuccess) after,                      \
+#define XP_CALL_AT(vers, name, params, args, arg0, after)                               \
+    XP_HOOK_BODY(vers, name, params, args, if (rc == cudaSuccess) after,                \
                  xp_record_call(&scope, XP_API_##name, (arg0), (int)rc))
+
+/* Most entries are the same at every version. */
+#define XP_COPY(...) XP_COPY_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_COPY2D(...) XP_COPY2D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_PEER(...) XP_PEER_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_COPY3D(...) XP_COPY3D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_BATCH(...) XP_BATCH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_PREFETCH(...) XP_PREFETCH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_SYMBOL(...) XP_SYMBOL_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_MEMSET(...) XP_MEMSET_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_LAUNCH(...) XP_LAUNCH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_ALLOC(...) XP_ALLOC_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_REGISTER(...) XP_REGISTER_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_FREE(...) XP_FREE_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_SYNC(...) XP_SYNC_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_CALL(...) XP_CALL_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 
 #include "xp_runtime_hooks.def"

@@ -140,7 +140,9 @@
     X(cuMemPrefetchAsync_v2, 1)\
     X(cuMemPrefetchAsync_v2_ptsz, 1)\
     X(cuMemPrefetchAsync, 1)\
-    X(cuMemPrefetchAsync_ptsz, 1)
+    X(cuMemPrefetchAsync_ptsz, 1)\
+    X(cudaMemPrefetchAsync_v2, 0)\
+    X(cudaMemPrefetchAsync_v2_ptsz, 0)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

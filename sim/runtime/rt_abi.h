@@ -164,6 +164,13 @@ int xprt_pointer_attributes(void *attributes, const void *ptr);
  * 13) in *status. */
 int xprt_stream_is_capturing(int ptds, void *stream, int *status);
 
+/* The runtime's CUDA 13 cudaMemcpyBatchAsync (ptds: its _ptsz form), whatever
+ * name the libcudart.so.12 build gives it; attrs: struct cudaMemcpyAttributes,
+ * the same in CUDA 12.8 and 13. */
+int xprt_memcpy_batch(int ptds, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                      size_t count, void *attrs, size_t *attrsIdxs, size_t numAttrs,
+                      void *stream);
+
 /* Room for CUDA 13's struct cudaPointerAttributes (checked in rt_memory.c). */
 #define XPRT_POINTER_ATTRIBUTES_ROOM 128
 

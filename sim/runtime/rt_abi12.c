@@ -11,6 +11,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda_runtime_api.h>
 
+#include <stdint.h>
 #include <string.h>
 
 #include "rt_abi.h"
@@ -154,4 +155,52 @@ XPRT_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count,
                                       enum cudaMemoryAdvise advice, int device)
 {
     return cudaMemAdvise_v2(devPtr, count, advice, location_of(device));
+}
+
+/* ---- cudaMemcpyBatchAsync: CUDA 12.8 added it with a failIdx -------------- */
+
+#if CUDART_VERSION < 12080
+/* Older CUDA 12 headers (12.4's, torch's) declare neither; 12.8's prototype,
+ * and its struct is CUDA 13's, which only the CUDA 13 code reads. */
+struct cudaMemcpyAttributes;
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes,
+                                             size_t count, struct cudaMemcpyAttributes *attrs,
+                                             size_t *attrsIdxs, size_t numAttrs,
+                                             size_t *failIdx, cudaStream_t stream);
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void **dsts, void **srcs, size_t *sizes,
+                                                  size_t count,
+                                                  struct cudaMemcpyAttributes *attrs,
+                                                  size_t *attrsIdxs, size_t numAttrs,
+                                                  size_t *failIdx, cudaStream_t stream);
+#endif
+
+/* failIdx: SIZE_MAX on an error, which the simulator (as a driver that
+ * checks the batch before any copy) never ties to one copy; untouched on
+ * success, as NVIDIA documents it only for a failure. */
+static cudaError_t batch12(int ptds, void **dsts, void **srcs, size_t *sizes, size_t count,
+                           struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                           size_t numAttrs, size_t *failIdx, cudaStream_t stream)
+{
+    cudaError_t e = (cudaError_t)xprt_memcpy_batch(ptds, dsts, (const void *const *)srcs, sizes,
+                                                   count, attrs, attrsIdxs, numAttrs, stream);
+    if (e != cudaSuccess && failIdx != NULL)
+        *failIdx = SIZE_MAX;
+    return e;
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync(void **dsts, void **srcs, size_t *sizes,
+                                             size_t count, struct cudaMemcpyAttributes *attrs,
+                                             size_t *attrsIdxs, size_t numAttrs,
+                                             size_t *failIdx, cudaStream_t stream)
+{
+    return batch12(0, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, stream);
+}
+
+XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void **dsts, void **srcs, size_t *sizes,
+                                                  size_t count,
+                                                  struct cudaMemcpyAttributes *attrs,
+                                                  size_t *attrsIdxs, size_t numAttrs,
+                                                  size_t *failIdx, cudaStream_t stream)
+{
+    return batch12(1, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, stream);
 }

@@ -1,6 +1,7 @@
 /* rt_copy.c: cudaMemcpy (1D, 2D, peer, symbol) and cudaMemset entry points. */
 /* The runtime checks the arguments; the driver moves and times the bytes. */
 #include "rt_internal.h"
+#include "rt_abi.h"
 
 #include <stdlib.h>
 
@@ -443,23 +444,28 @@ static cudaError_t memcpy_batch(xprt_api api, void *const *dsts, const void *con
     return xprt_result_cu(r);
 }
 
-XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
-                                             const size_t *sizes, size_t count,
-                                             struct cudaMemcpyAttributes *attrs,
-                                             size_t *attrsIdxs, size_t numAttrs,
-                                             cudaStream_t stream)
+/* CUDA 12.8's has a failIdx (rt_abi12.c). */
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaMemcpyBatchAsync, xprt_cuda13_MemcpyBatchAsync)(
+    void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+    struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
 {
     return memcpy_batch(XPRT_LEGACY, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs,
                         stream);
 }
 
-XPRT_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
-                                                  const size_t *sizes, size_t count,
-                                                  struct cudaMemcpyAttributes *attrs,
-                                                  size_t *attrsIdxs, size_t numAttrs,
-                                                  cudaStream_t stream)
+XPRT_EXPORT cudaError_t XPRT_ABI13(cudaMemcpyBatchAsync_ptsz, xprt_cuda13_MemcpyBatchAsync_ptsz)(
+    void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+    struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
 {
     return memcpy_batch(XPRT_PTDS, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+}
+
+int xprt_memcpy_batch(int ptds, void *const *dsts, const void *const *srcs, const size_t *sizes,
+                      size_t count, void *attrs, size_t *attrsIdxs, size_t numAttrs,
+                      void *stream)
+{
+    return memcpy_batch(ptds ? XPRT_PTDS : XPRT_LEGACY, dsts, srcs, sizes, count, attrs,
+                        attrsIdxs, numAttrs, stream);
 }
 
 /* ---- symbols ------------------------------------------------------------- */

@@ -54,6 +54,15 @@ cudaError_t cudaMemPrefetchAsync_v2_ptsz(const void *devPtr, size_t count,
                                          cudaStream_t stream);
 cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
                              struct cudaMemLocation location);
+cudaError_t xprt_cuda13_MemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+                                         const size_t *sizes, size_t count,
+                                         struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                                         size_t numAttrs, cudaStream_t stream);
+cudaError_t xprt_cuda13_MemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                              const size_t *sizes, size_t count,
+                                              struct cudaMemcpyAttributes *attrs,
+                                              size_t *attrsIdxs, size_t numAttrs,
+                                              cudaStream_t stream);
 #endif
 
 /* ---- nvcc's private entry points (crt/host_runtime.h, crt/device_functions.h
