@@ -548,7 +548,8 @@ static void xp_classify(struct xp_diff_site *s, double threshold, double cv_base
         *(j > 0 ? worse : better) += 1;
     }
     j = xp_diff_judge(b->blocked_ns, n->blocked_ns, XP_DIFF_TIME_FLOOR_NS, threshold);
-    if (j && xp_diff_past_noise(n->blocked_ns - b->blocked_ns, xp_blocked_var(b, cv_base),
+    if (j && b->blocked.n >= XP_DIFF_TIME_MIN_COPIES && n->blocked.n >= XP_DIFF_TIME_MIN_COPIES &&
+        xp_diff_past_noise(n->blocked_ns - b->blocked_ns, xp_blocked_var(b, cv_base),
                                 xp_blocked_var(n, cv_new))) {
         xp_reason_change(s, "blocked time", b->blocked_ns, n->blocked_ns);
         *(j > 0 ? worse : better) += 1;

@@ -33,6 +33,10 @@ int xp_diff_fail_on_parse(const char *s, enum xp_diff_fail_on *out); /* 0 or -1 
  * so that tiny sites (and timing noise) do not flap. */
 #define XP_DIFF_BYTES_FLOOR (64u * 1024u)
 #define XP_DIFF_TIME_FLOOR_NS 1000000
+/* Blocking copies a site needs on each side before a change of its blocked
+ * time can count: one copy's time, preempted once on a busy machine, is no
+ * evidence (and gives no spread to judge it by). */
+#define XP_DIFF_TIME_MIN_COPIES 3
 #define XP_DIFF_DEFAULT_THRESHOLD 10.0
 
 struct xp_diff_options {

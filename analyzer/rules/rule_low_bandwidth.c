@@ -8,8 +8,9 @@
  *    copy's is the staging memcpy (async-pageable's finding);
  *  - not the first copy into a destination: a fresh buffer pays page faults
  *    and lazy mapping once;
- *  - per site, its median bandwidth, so a few outliers (a preempted thread)
- *    do not make a finding, from at least low-bandwidth.min_count copies
+ *  - per site, its median bandwidth against what the other sites of its
+ *    class reach (never its own copies), so a few outliers (a preempted
+ *    thread) do not make a finding, from at least low-bandwidth.min_count copies
  *    that held the caller for at least low-bandwidth.min_share of the run;
  *  - one finding per copy problem: a site sync-in-loop or async-pageable
  *    already reported (their fix covers the slowness) gets no second one. */
@@ -31,7 +32,6 @@ static const char xp_fix_pytorch[] =
 
 /* The reference is the 90th percentile of the class's per-copy bandwidth. */
 #define XP_REFERENCE_QUANTILE 0.9
-#define XP_NCLASS (XP_DIR_COUNT * XP_HM_COUNT)
 
 static bool xp_measurable(const struct xp_copy *c, uint64_t min_bytes)
 {
@@ -87,35 +87,6 @@ static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool 
     return (ssize_t)n;
 }
 
-/* The reference bandwidth of each class; classes without copies get 0. */
-static int xp_references(const struct xp_process *p, const bool *keep, size_t n, double ref[XP_NCLASS])
-{
-    size_t start[XP_NCLASS + 1] = {0}, fill[XP_NCLASS];
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (keep[i])
-            start[xp_class(&p->copies[i]) + 1]++;
-    for (size_t k = 0; k < XP_NCLASS; k++) {
-        start[k + 1] += start[k];
-        fill[k] = start[k];
-        ref[k] = 0;
-    }
-    double *bw = malloc((n ? n : 1) * sizeof *bw);
-    if (!bw)
-        return -1;
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (keep[i])
-            bw[fill[xp_class(&p->copies[i])]++] = xp_gbps(p->copies[i].bytes, p->copies[i].dur_ns);
-    for (size_t k = 0; k < XP_NCLASS; k++) {
-        size_t m = start[k + 1] - start[k];
-        if (!m)
-            continue;
-        xp_sort(bw + start[k], m, sizeof *bw, xp_cmp_double);
-        ref[k] = xp_percentile_sorted(bw + start[k], m, XP_REFERENCE_QUANTILE);
-    }
-    free(bw);
-    return 0;
-}
-
 /* Whether another rule already reported this site of p: the same copies. */
 static bool xp_reported(const struct xp_report *r, const struct xp_process *p, uint32_t stack_id)
 {
@@ -128,10 +99,30 @@ static bool xp_reported(const struct xp_report *r, const struct xp_process *p, u
     return false;
 }
 
+/* The reference for a site: the XP_REFERENCE_QUANTILE bandwidth of the
+ * evidence of its class from the *other* sites (its own copies are what is
+ * judged: a site alone in its class, preempted on a loaded machine more often
+ * than not, would otherwise be measured against its own lucky copies).  0
+ * when the other sites have fewer than min_count copies of the class: no
+ * reference, no finding.  bw: room for every evidence copy. */
+static double xp_reference(const struct xp_process *p, const bool *keep, size_t cls,
+                           uint32_t stack_id, uint64_t min_count, double *bw)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (keep[i] && xp_class(&p->copies[i]) == cls && p->copies[i].stack_id != stack_id)
+            bw[m++] = xp_gbps(p->copies[i].bytes, p->copies[i].dur_ns);
+    if (m == 0 || m < min_count)
+        return 0;
+    xp_sort(bw, m, sizeof *bw, xp_cmp_double);
+    return xp_percentile_sorted(bw, m, XP_REFERENCE_QUANTILE);
+}
+
 /* One site's evidence (items, all of one class or the first copy's class
- * decides): a finding when its median copy is slow and it cost enough. */
+ * decides): a finding when its median copy is slow against the other sites
+ * of its class and it cost enough. */
 static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
-                                  const size_t *items, size_t n, const double ref[XP_NCLASS], double *bw)
+                                  const size_t *items, size_t n, const bool *keep, double *bw)
 {
     size_t cls = xp_class(&p->copies[items[0]]);
     for (size_t j = 0; j < n; j++)
@@ -140,21 +131,24 @@ static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *
     double median = xp_percentile_sorted(bw, n, 0.5);
     int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
     double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
-    if (s->count < r->th.low_bandwidth_min_count || !(median < r->th.low_bandwidth_fraction * ref[cls]) ||
-        share < r->th.low_bandwidth_min_share || xp_reported(r, p, s->stack_id))
+    if (s->count < r->th.low_bandwidth_min_count || share < r->th.low_bandwidth_min_share ||
+        xp_reported(r, p, s->stack_id))
+        return;
+    double ref = xp_reference(p, keep, cls, s->stack_id, r->th.low_bandwidth_min_count, bw);
+    if (!(median < r->th.low_bandwidth_fraction * ref))
         return;
     const char *dir = xp_dir_name((xp_direction)(cls / XP_HM_COUNT));
     const char *hm = xp_hostmem_name((enum xp_hostmem)(cls % XP_HM_COUNT));
     struct xp_finding *f = xp_report_add(
         r, "low-bandwidth", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix,
         xp_fix_pytorch,
-        "%llu blocking copies of at least %s ran at a median %.2f GB/s, under %.0f%% of this run's %.2f GB/s "
-        "for %s %s copies (%s, %s, %.0f%% of the run)",
+        "%llu blocking copies of at least %s ran at a median %.2f GB/s, under %.0f%% of the %.2f GB/s "
+        "other sites of this run reach for %s %s copies (%s, %s, %.0f%% of the run)",
         (unsigned long long)s->count, xp_bytes_str(r->th.low_bandwidth_min_bytes).s, median,
-        r->th.low_bandwidth_fraction * 100, ref[cls], dir, hm, xp_bytes_str(s->bytes).s,
+        r->th.low_bandwidth_fraction * 100, ref, dir, hm, xp_bytes_str(s->bytes).s,
         xp_ns_str(s->time_ns).s, 100 * share);
     xp_finding_text(f, "gbps", "%.3f", median);
-    xp_finding_text(f, "reference_gbps", "%.3f", ref[cls]);
+    xp_finding_text(f, "reference_gbps", "%.3f", ref);
     xp_finding_text(f, "direction", "%s", dir);
     xp_finding_text(f, "host_mem", "%s", hm);
     xp_finding_text(f, "run_share", "%.3f", share);
@@ -162,7 +156,6 @@ static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *
 
 static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_process *p)
 {
-    double ref[XP_NCLASS];
     struct xp_sites sites;
     xp_sites_init(&sites);
     bool *keep = calloc(p->n_copies ? p->n_copies : 1, sizeof *keep);
@@ -170,7 +163,7 @@ static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_proces
     size_t *start = NULL, *order = NULL;
     double *bw = NULL;
     ssize_t n = keep && site_of ? xp_evidence(p, r->th.low_bandwidth_min_bytes, keep) : -1;
-    if (n <= 0 || xp_references(p, keep, (size_t)n, ref) != 0)
+    if (n <= 0)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
         site_of[i] = XP_NO_SITE;
@@ -185,7 +178,7 @@ static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_proces
     if (!bw || xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)
         goto out;
     for (size_t k = 0; k < sites.n; k++)
-        xp_low_bandwidth_site(r, p, &sites.v[k], order + start[k], start[k + 1] - start[k], ref, bw);
+        xp_low_bandwidth_site(r, p, &sites.v[k], order + start[k], start[k + 1] - start[k], keep, bw);
 out:
     free(keep);
     free(site_of);

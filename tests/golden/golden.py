@@ -195,8 +195,9 @@ def db_findings(conn, sym):
             add(found, 'round-trip', c['fn'], 1, c['bytes'])
 
     # Low bandwidth: blocking copies, not the first into their destination,
-    # a site's median against its class's p90, enough of them and of the run,
-    # and not on a site another copy rule reported.
+    # a site's median against the p90 of its class's copies made by the other
+    # sites (at least LOW_BW_MIN_COUNT), enough of them and of the run, and not
+    # on a site another copy rule reported.
     big, touched, sites = {}, set(), {}
     for c in copies:
         if c['status'] != 0:
@@ -209,11 +210,11 @@ def db_findings(conn, sym):
             c['gbps'] = c['bytes'] / c['dur_ns']
             big.setdefault((c['direction'], c['host_mem']), []).append(c)
             sites.setdefault(c['fn'], []).append(c)
-    ref = {k: p90([c['gbps'] for c in cs]) for k, cs in big.items()}
     for fn, cs in sites.items():
         cls = (cs[0]['direction'], cs[0]['host_mem'])
-        if (len(cs) >= LOW_BW_MIN_COUNT and
-                median([c['gbps'] for c in cs]) < LOW_BW_FRACTION * ref[cls] and
+        others = [c['gbps'] for c in big[cls] if c['fn'] != fn]
+        if (len(cs) >= LOW_BW_MIN_COUNT and len(others) >= LOW_BW_MIN_COUNT and
+                median([c['gbps'] for c in cs]) < LOW_BW_FRACTION * p90(others) and
                 sum(c['dur_ns'] for c in cs) >= LOW_BW_MIN_SHARE * run and
                 ('sync-in-loop', fn) not in found and ('async-pageable', fn) not in found):
             add(found, 'low-bandwidth', fn, len(cs), sum(c['bytes'] for c in cs))
