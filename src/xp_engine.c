@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -302,21 +303,30 @@ static int start(void)
     return ST_ON;
 }
 
-static void *start_main(void *arg)
+typedef struct own_thread_job {
+    int (*fn)(void);
+    int result;
+} own_thread_job;
+
+static void *own_thread_main(void *arg)
 {
+    own_thread_job *job = arg;
     xp_depth = 1;   /* nothing this thread does is the program's */
-    *(int *)arg = start();
+    job->result = job->fn();
     return NULL;
 }
 
-/* start() on a thread of its own with a stack of a known size: it takes
- * about 40 KiB (SQLite, paths), and the program's first CUDA call may come
- * from a thread with a 16 KiB stack, or a signal handler on a small
- * alternate one.  The thread takes none of the program's signals.  Only if
- * no thread can be made does start() run on the caller's stack. */
-static int start_on_own_stack(void)
+/* Runs fn (start-up, or the last ingest at exit: SQLite, files, paths) on a
+ * thread of its own, with a stack of a known size and every signal blocked:
+ * it takes about 40 KiB of stack, and the program's first CUDA call, or its
+ * exit, may come from a thread with a 16 KiB stack or a small alternate
+ * signal stack; and a write past RLIMIT_FSIZE or into a closed pipe raises
+ * SIGXFSZ or SIGPIPE in the thread that writes, which would kill the
+ * program there (on this thread the signal stays pending and dies with it).
+ * Only if no thread can be made does fn run on the caller's thread. */
+static int run_on_own_thread(int (*fn)(void))
 {
-    int next = ST_DISABLED;
+    own_thread_job job = {.fn = fn, .result = ST_DISABLED};
     pthread_attr_t attr;
     pthread_t t;
     bool made = false;
@@ -325,15 +335,15 @@ static int start_on_own_stack(void)
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         made = pthread_attr_setstacksize(&attr, 512 * 1024) == 0 &&
-               pthread_create(&t, &attr, start_main, &next) == 0;
+               pthread_create(&t, &attr, own_thread_main, &job) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&attr);
     }
     if (made)
         pthread_join(t, NULL);
     else
-        next = start();
-    return next;
+        job.result = fn();
+    return job.result;
 }
 
 bool xp_engine_ready(void)
@@ -346,7 +356,7 @@ bool xp_engine_ready(void)
         if (atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
             int saved = errno;
             xp_depth++;
-            int next = start_on_own_stack();
+            int next = run_on_own_thread(start);
             xp_depth--;
             errno = saved;
             atomic_store_explicit(&state, next, memory_order_release);
@@ -431,26 +441,34 @@ __attribute__((constructor)) static void xp_engine_load(void)
  * while this runs or after it: nothing they can reach is freed or unmapped
  * (the journal stays mapped until the process is gone), and their records
  * are either in the database or counted as lost, in flight at exit. */
-__attribute__((destructor)) static void xp_engine_unload(void)
+/* Why SQLite found no room for the database at path: the process's file
+ * size limit when one of its files has reached it (SQLite says "full" for
+ * EFBIG too), else the disk. */
+static const char *full_cause(const char *path)
 {
-    /* First, before any store: after vfork() a child that calls exit() runs
-     * this in its parent's memory, where the session is the parent's. */
-    if (S.pid != getpid())
-        return;
-    int expected = ST_ON;
-    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
-        return;
-    int saved = errno;
-    xp_depth++;
-    xp_inflight_close();
-    if (S.thread_started) {
-        pthread_mutex_lock(&S.stop_lock);
-        S.stop = true;
-        pthread_cond_signal(&S.stop_cond);
-        pthread_mutex_unlock(&S.stop_lock);
-        pthread_join(S.thread, NULL);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        static const char *const files[] = {"", "-wal"};
+        char buf[PATH_MAX + 8];
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            struct stat st;
+            snprintf(buf, sizeof buf, "%s%s", path, files[i]);
+            /* Within a page or two: SQLite writes whole pages. */
+            if (stat(buf, &st) == 0 && (rlim_t)st.st_size + 2 * 65536 >= rl.rlim_cur)
+                return "the process's file size limit (RLIMIT_FSIZE) was reached";
+        }
     }
-    uint64_t in_flight = xp_inflight_cut_off(XP_EXIT_WAIT_NS);
+    return "the disk was full";
+}
+
+/* Calls cut off at exit (xp_inflight_cut_off), for finish(). */
+static uint64_t exit_in_flight;
+
+/* The end of the session, on a thread of its own (run_on_own_thread): the
+ * last ingest pass, what was lost, the database closed, the journal gone. */
+static int finish(void)
+{
+    uint64_t in_flight = exit_in_flight;
     xp_modules_scan(S.journal);
     put_meta_u64("end_wall_ns", wall_ns());
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
@@ -466,9 +484,9 @@ __attribute__((destructor)) static void xp_engine_unload(void)
          * store them again on top of that count). */
         xp_outfile_drop_reserve(S.db_path);
         if (xp_ingest_count_pending(S.ingest, S.reader, &pending, err, sizeof err) == 0) {
-            char why[160];
-            snprintf(why, sizeof why,
-                     "%" PRIu64 " call(s) recorded but not stored: the disk was full", pending);
+            char why[200];
+            snprintf(why, sizeof why, "%" PRIu64 " call(s) recorded but not stored: %s", pending,
+                     full_cause(S.db_path));
             rc = xp_ingest_add_lost(S.ingest, pending, why);
         }
     }
@@ -505,6 +523,30 @@ __attribute__((destructor)) static void xp_engine_unload(void)
              S.db_path);
     }
     xp_outfile_drop_reserve(S.db_path);
+    return 0;
+}
+
+__attribute__((destructor)) static void xp_engine_unload(void)
+{
+    /* First, before any store: after vfork() a child that calls exit() runs
+     * this in its parent's memory, where the session is the parent's. */
+    if (S.pid != getpid())
+        return;
+    int expected = ST_ON;
+    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
+        return;
+    int saved = errno;
+    xp_depth++;
+    xp_inflight_close();
+    if (S.thread_started) {
+        pthread_mutex_lock(&S.stop_lock);
+        S.stop = true;
+        pthread_cond_signal(&S.stop_cond);
+        pthread_mutex_unlock(&S.stop_lock);
+        pthread_join(S.thread, NULL);
+    }
+    exit_in_flight = xp_inflight_cut_off(XP_EXIT_WAIT_NS);
+    run_on_own_thread(finish);
     xp_depth--;
     errno = saved;
 }
