@@ -653,6 +653,10 @@ static int xp_ld_meta(struct xp_ld *L)
             p->cmdline = v ? strdup(v) : NULL;
         else if (strcmp(k, "records_lost_reason") == 0 && !p->records_lost_reason)
             p->records_lost_reason = v ? strdup(v) : NULL;
+        else if (strcmp(k, "times_fixed") == 0 && xp_meta_int(v, 0) > 0)
+            xp_process_note(p, "%lld call(s) ended before they started (a clock stepped, or a "
+                               "damaged record): stored as taking no time",
+                            (long long)xp_meta_int(v, 0));
     }
     p->stacks_off = stack_depth == 0;
     if (xp_ld_done(L, st, rc) != 0)

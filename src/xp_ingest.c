@@ -69,7 +69,7 @@ enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
     S_COPY, S_SYNC, S_SITE_FIND, S_SITE_ADD, S_STACK_FIND, S_STACK_ADD, S_STACK_SET,
     S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
-    S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON,
+    S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON, S_TIMES_FIXED,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
     S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
@@ -112,6 +112,9 @@ static const char *const sql_text[S_COUNT] = {
                 "stack, copy_id, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [S_PROGRESS_SET] = "INSERT OR REPLACE INTO journal_progress(chunk, offset) VALUES (?1, ?2)",
     [S_PROGRESS_GET] = "SELECT chunk, offset FROM journal_progress",
+    [S_TIMES_FIXED] = "INSERT INTO meta(key, value) VALUES ('times_fixed', ?1) "
+                      "ON CONFLICT(key) DO UPDATE SET value = "
+                      "CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
     [S_LOST_N] = "INSERT INTO meta(key, value) VALUES ('records_lost', ?1) "
                  "ON CONFLICT(key) DO UPDATE SET value = "
                  "CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
@@ -174,6 +177,7 @@ struct xp_ingest {
     /* Records the open transaction could not store, by reason: counted into
      * records_lost at its commit, so they too are counted exactly once. */
     uint64_t lost_unknown, lost_malformed, lost_duplicate;
+    uint64_t times_fixed;     /* calls stored with end_ns set to start_ns (see xp_store) */
 
     row_buf copies, syncs;
 
@@ -293,6 +297,8 @@ static void xp_rollback(xp_ingest *ig)
     ig->txn_records = 0;
     ig->copies.n = ig->syncs.n = 0;
     ig->lost_unknown = ig->lost_malformed = ig->lost_duplicate = 0;
+    ig->times_fixed = 0;
+    ig->times_fixed = 0;
     for (size_t i = 0; i < ig->ndirty; i++)
         ig->dirty[ig->dirty_list[i]] = 0;
     ig->ndirty = 0;
@@ -385,6 +391,11 @@ static int xp_commit(xp_ingest *ig)
         if (xp_lost_in_txn(ig, ig->lost_malformed, reason) != 0)
             goto fail;
     }
+    if (ig->times_fixed) {
+        sqlite3_bind_int64(ig->st[S_TIMES_FIXED], 1, (sqlite3_int64)ig->times_fixed);
+        if (xp_run(ig, S_TIMES_FIXED) != 0)
+            goto fail;
+    }
     if (ig->lost_duplicate) {
         snprintf(reason, sizeof reason,
                  "%" PRIu64 " record(s) skipped: allocation, free or NVTX range already stored",
@@ -405,6 +416,7 @@ static int xp_commit(xp_ingest *ig)
     ig->in_txn = false;
     ig->txn_records = 0;
     ig->lost_unknown = ig->lost_malformed = ig->lost_duplicate = 0;
+    ig->times_fixed = 0;
     for (size_t i = 0; i < ig->ndirty; i++)
         ig->dirty[ig->dirty_list[i]] = 0;
     ig->ndirty = 0;
@@ -1050,6 +1062,29 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
     if (h->size < min_size[h->type]) {
         ig->lost_malformed++;
         return 0;
+    }
+    /* A call that ends before it starts (the clock stepped, a corrupted
+     * record) is stored as taking no time and counted in meta times_fixed:
+     * a negative duration would be nonsense in every sum and report. */
+    _Alignas(8) unsigned char fixed[256];
+    switch ((xp_rec_type)h->type) {
+    case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
+    case XP_REC_CALL: case XP_REC_MEMSET: {
+        const xp_call *c = (const xp_call *)h;
+        if (c->end_ns >= c->start_ns && c->start_ns <= INT64_MAX && c->end_ns <= INT64_MAX)
+            break;
+        if (h->size > sizeof fixed || c->start_ns > INT64_MAX) {
+            ig->lost_malformed++;
+            return 0;
+        }
+        memcpy(fixed, h, h->size);
+        ((xp_call *)fixed)->end_ns = c->start_ns;
+        h = (const xp_rec_header *)fixed;
+        ig->times_fixed++;
+        break;
+    }
+    default:
+        break;
     }
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: return xp_store_copy(ig, (const xp_rec_copy *)h);

@@ -1071,6 +1071,38 @@ static void test_lost_and_meta(void **state)
     sqlite3_close(db);
 }
 
+/* Times that go backwards (a clock stepped under the program, a damaged
+ * record) are stored as a call of no time and counted, never as a negative
+ * duration (issue 14 item 21). */
+static void test_times_backwards(void **state)
+{
+    fixture *f = *state;
+    xp_journal *j = jw_create(f->jpath, 1);
+    put_simple_copy(j, 0);
+    xp_rec_copy *r = jw_reserve(j, XP_REC_COPY, XP_API_cudaMemcpy, sizeof *r, 4242);
+    jw_call(&r->c, START_MONO + 5000, 1500, 0, 0, 0);
+    r->c.end_ns = START_MONO + 4000;   /* ends before it starts */
+    r->bytes = 64;
+    r->direction = XP_DIR_H2D;
+    r->host_mem = XP_HOST_PAGEABLE;
+    r->blocking = XP_BLOCK_SYNC;
+    xp_journal_commit(r);
+    xp_rec_sync *y = jw_reserve(j, XP_REC_SYNC, XP_API_cudaDeviceSynchronize, sizeof *y, 4242);
+    jw_call(&y->c, START_MONO + 9000, 10, 0, 0, 0);
+    y->c.end_ns = 3;                   /* far in the past */
+    xp_journal_commit(y);
+    xp_journal_close(j);
+    ingest_all(f);
+    sqlite3 *db = db_open(f->db);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies", -1), 2);
+    assert_int_equal(q_int(db, "SELECT min(dur_ns) FROM copies", -1), 0);
+    assert_int_equal(q_int(db, "SELECT dur_ns FROM copies WHERE bytes = 64", -1), 0);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM syncs WHERE dur_ns < 0", -1), 0);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM syncs", -1), 1);
+    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'times_fixed'"), "2");
+    sqlite3_close(db);
+}
+
 static void write_file(const char *path, const void *data, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -1201,6 +1233,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_copy_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_times_backwards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v2_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvtx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_allocations, setup, teardown),
