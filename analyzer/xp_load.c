@@ -20,22 +20,35 @@
 
 #include "xp_format.h"
 #include "xp_ingest.h"
+#include "xp_live.h"
 #include "xp_schema.h"
 #include "xp_pyframes.h"
 #include "xp_symbols.h"
 
 /* If DB.xpj exists, stores what it holds in db (xp_recover) and sets *did
- * (OUT).  Returns 0, or -1 with the reason in err (OUT). */
-static int xp_pending_ingest(const char *db, bool *did, char *err, size_t errlen)
+ * (OUT); when the process writing it still runs, *live (OUT) gets the path
+ * of a snapshot to read instead, and db and its journal are left alone
+ * (xp_live.h).  Returns 0, or -1 with the reason in err (OUT). */
+static int xp_pending_ingest(const char *db, bool *did, char *live, size_t livelen, char *err,
+                             size_t errlen)
 {
     char journal[4096];
     *did = false;
+    live[0] = '\0';
     if ((size_t)snprintf(journal, sizeof journal, "%s%s", db, XP_JOURNAL_SUFFIX) >= sizeof journal)
         return 0;
     /* xp_recover would create a missing database; only a journal that is
      * there makes it worth calling. */
     if (access(journal, F_OK) != 0)
         return 0;
+    if (xp_live_writer(journal, NULL)) {
+        char why[512] = "";
+        if (xp_live_snapshot(db, journal, live, livelen, why, sizeof why) != 0) {
+            snprintf(err, errlen, "cannot read the live run (%s)", why);
+            return -1;
+        }
+        return 0;
+    }
     char why[512] = "";
     if (xp_recover(db, did, why, sizeof why) != 0) {
         /* Ingest's reasons often start with the file they are about. */
@@ -674,6 +687,18 @@ static int xp_ld_meta(struct xp_ld *L)
 /* A file shorter than the page count its header claims lost its end: said
  * before SQLite reads a page, which may well be the one that is missing.
  * Returns 0 (not detectably truncated), -1 with err set. */
+/* A path that names something other than a regular file (a FIFO, a
+ * device) is refused before anything opens it: opening would wait. */
+static int xp_check_regular(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file");
+        return -1;
+    }
+    return 0;
+}
+
 static int xp_check_header(const char *path, char *err, size_t errlen)
 {
     unsigned char h[100];
@@ -764,7 +789,19 @@ int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char
 {
     *db = NULL;
     *did = *writable = false;
-    if (xp_pending_ingest(path, did, err, errlen) != 0 || xp_check_header(path, err, errlen) != 0)
+    char live[4096];
+    if (xp_check_regular(path, err, errlen) != 0 ||
+        xp_pending_ingest(path, did, live, sizeof live, err, errlen) != 0)
+        return -1;
+    if (live[0]) {
+        /* A snapshot of a run still going: read, never written (the symbol
+         * cache stays in memory). */
+        if (xp_open(live, db, writable, err, errlen) != 0)
+            return -1;
+        *writable = false;
+        return 0;
+    }
+    if (xp_check_header(path, err, errlen) != 0)
         return -1;
     return xp_open(path, db, writable, err, errlen);
 }
