@@ -25,6 +25,19 @@ static const char xp_fix_readback_pytorch[] =
     "avoid .item(), .cpu() or .tolist() every step: accumulate in a CUDA tensor (loss_sum += "
     "loss.detach()) and read it every N steps or after the loop";
 
+/* For a site whose blocking copies are uploads the next call synchronized
+ * (PyTorch's .to(device) without non_blocking: cudaMemcpyAsync then a
+ * stream sync): the host waits for data it sends, which pinned memory and a
+ * non-blocking copy let it stop doing. */
+static const char xp_fix_upload[] =
+    "upload from pinned (page-locked) memory with cudaMemcpyAsync and do not synchronize right "
+    "after it: let the stream order the copy before the kernels that use it, and synchronize "
+    "once per step at most; if the data does not change between steps, upload it once";
+static const char xp_fix_upload_pytorch[] =
+    "pin the batch (DataLoader(pin_memory=True) or .pin_memory()) and use .to(device, "
+    "non_blocking=True) so the upload overlaps with compute; move tensors that do not change "
+    "(weights, lookup tables) to the GPU once, before the loop";
+
 /* A copy that held the host: a synchronous one, or an async one completed
  * at once by a sync (paired).  An async copy held only to stage pageable
  * memory is async-pageable's, not this rule's (one finding per copy). */
@@ -73,13 +86,22 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         if (s->count < min)
             continue;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);
-        size_t paired = 0;
-        for (size_t j = start[k]; j < start[k + 1]; j++)
-            paired += p->copies[order[j]].paired;
-        bool readback = paired * 2 > start[k + 1] - start[k];
+        size_t paired = 0, paired_up = 0, n = start[k + 1] - start[k];
+        for (size_t j = start[k]; j < start[k + 1]; j++) {
+            const struct xp_copy *c = &p->copies[order[j]];
+            paired += c->paired;
+            paired_up += c->paired && c->direction == XP_DIR_H2D;
+        }
+        /* Most copies completed by a sync: reads of results, or uploads. */
+        bool upload = paired_up * 2 > n;
+        bool readback = !upload && paired * 2 > n;
+        const char *fix = upload ? xp_fix_upload : readback ? xp_fix_readback : xp_fix;
+        const char *fix_pt = upload     ? xp_fix_upload_pytorch
+                             : readback ? xp_fix_readback_pytorch
+                                        : xp_fix_pytorch;
         struct xp_finding *f = xp_report_add(
             r, "sync-in-loop", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
-            readback ? xp_fix_readback : xp_fix, readback ? xp_fix_readback_pytorch : xp_fix_pytorch,
+            fix, fix_pt,
             "%llu blocking copies from one call site held the host %s (%s, median %s each)",
             (unsigned long long)s->count, xp_ns_str(s->time_ns).s, xp_bytes_str(s->bytes).s,
             xp_bytes_str(median).s);

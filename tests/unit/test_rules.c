@@ -301,6 +301,37 @@ static void test_async_pageable(void **state)
 
 /* ---- sync-in-loop ---- */
 
+/* The fix follows what the blocking copies were: reads of results completed
+ * by a sync (.item(), .cpu()): keep the value on the device; uploads
+ * completed by a sync (.to(device) without non_blocking): pin and do not
+ * synchronize; synchronous copies: async copies from pinned memory. */
+static void test_sync_in_loop_fix(void **state)
+{
+    struct xp_process p;
+    proc_init(&p);
+    struct xp_copy c[30];
+    size_t n = 0;
+    for (size_t i = 0; i < 10; i++) {
+        c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)i, 100, 1);
+        c[n++].paired = true;
+        c[n] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 1 << 20, (int64_t)i, 100, 2);
+        c[n++].paired = true;
+        c[n++] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, 1 << 20, (int64_t)i, 100, 3);
+    }
+    p.copies = c;
+    p.n_copies = n;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    assert_int_equal(run(&r, "sync-in-loop"), 3);
+    assert_non_null(strstr(at_site(&r, 1)->fix, "keep the value on the device"));
+    assert_non_null(strstr(at_site(&r, 2)->fix, "pinned"));
+    assert_null(strstr(at_site(&r, 2)->fix, "keep the value on the device"));
+    assert_non_null(strstr(at_site(&r, 2)->fix_pytorch, "non_blocking=True"));
+    assert_non_null(strstr(at_site(&r, 3)->fix, "cudaMemcpyAsync"));
+    report_free(&r);
+    (void)state;
+}
+
 static void test_sync_in_loop(void **state)
 {
     struct xp_process p;
@@ -1206,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_odd_input),
         cmocka_unit_test(test_async_pageable),
         cmocka_unit_test(test_sync_in_loop),
+        cmocka_unit_test(test_sync_in_loop_fix),
         cmocka_unit_test(test_redundant_same_dst),
         cmocka_unit_test(test_redundant_site_repeats),
         cmocka_unit_test(test_round_trip),
