@@ -147,9 +147,70 @@ static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t
     return rises;
 }
 
-/* One site: its allocations (all of them, in allocation order) decide whether it grows. */
+/* What a caching allocator holds at exit, over all its sites that stopped
+ * growing: one finding per allocator and process, not one per segment site
+ * (PyTorch asks for segments from wherever the pool ran short). */
+struct xp_cache_held {
+    const char *allocator;
+    uint64_t count, bytes, sites;
+    const struct xp_site_sum *largest;   /* the site the finding is shown at */
+    unsigned rises;
+    uint64_t kinds;
+};
+#define XP_MAX_ALLOCATORS 8
+
+static void xp_cache_add(struct xp_cache_held *held, size_t *n, const char *allocator,
+                         const struct xp_site_sum *s, unsigned rises)
+{
+    size_t i = 0;
+    while (i < *n && strcmp(held[i].allocator, allocator) != 0)
+        i++;
+    if (i == *n) {
+        if (*n == XP_MAX_ALLOCATORS)
+            i = *n - 1;   /* (more allocators than that in one process: lumped) */
+        else
+            held[(*n)++] = (struct xp_cache_held){.allocator = allocator};
+    }
+    struct xp_cache_held *h = &held[i];
+    h->count += s->count;
+    h->bytes += s->bytes;
+    h->sites++;
+    h->kinds |= s->aux;
+    if (!h->largest || s->bytes > h->largest->bytes) {
+        h->largest = s;
+        h->rises = rises;
+    }
+}
+
+static void xp_cache_findings(struct xp_report *r, const struct xp_process *p,
+                              const struct xp_cache_held *held, size_t n, struct xp_run run)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct xp_cache_held *h = &held[i];
+        struct xp_finding *f = xp_report_add(
+            r, "leak", XP_SEV_INFO, p, h->largest->stack_id, h->count, h->bytes, 0, xp_fix_cache,
+            xp_fix_pytorch_cache,
+            "%llu segment%s (%s) from %llu site%s held at exit by %s: memory it keeps for reuse, "
+            "not a leak (it stopped growing)",
+            (unsigned long long)h->count, h->count == 1 ? "" : "s", xp_bytes_str(h->bytes).s,
+            (unsigned long long)h->sites, h->sites == 1 ? "" : "s", h->allocator);
+        xp_finding_text(f, "kind", "caching-allocator");
+        xp_finding_text(f, "allocator", "%s", h->allocator);
+        xp_finding_num(f, "live_count", (int64_t)h->count);
+        xp_finding_num(f, "sites", (int64_t)h->sites);
+        xp_finding_num(f, "rising_windows", (int64_t)h->rises);
+        xp_finding_num(f, "windows", XP_LEAK_WINDOWS);
+        xp_finding_num(f, "run_ns", xp_sub_sat(run.end, run.start));
+        xp_finding_text(f, "memory", "%s", xp_kind_mask_name(h->kinds));
+    }
+}
+
+/* One site: its allocations (all of them, in allocation order) decide whether
+ * it grows.  A caching allocator's site that stopped growing goes to held
+ * (one finding per allocator, xp_cache_findings) instead of its own. */
 static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
-                         const size_t *items, size_t n, struct xp_run run)
+                         const size_t *items, size_t n, struct xp_run run, struct xp_cache_held *held,
+                         size_t *n_held)
 {
     uint32_t api = 0;
     int64_t first = INT64_MAX;
@@ -165,8 +226,12 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
     bool growing = s->count >= r->th.leak_min_count && rising_at_end &&
                    (double)rises >= r->th.leak_growing_fraction * XP_LEAK_WINDOWS;
     const char *allocator = xp_allocator_of(p, s->stack_id, s->aux);
+    if (!growing && allocator) {
+        xp_cache_add(held, n_held, allocator, s, rises);
+        return;
+    }
     struct xp_finding *f;
-    const char *kind = growing ? "growing" : allocator ? "caching-allocator" : "held-to-exit";
+    const char *kind = growing ? "growing" : "held-to-exit";
     if (growing)
         f = xp_report_add(r, "leak", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, 0, xp_fix_growing,
                           xp_fix_pytorch_growing,
@@ -174,13 +239,6 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
                           "rose in %u of %u parts of the run, and was still rising at exit",
                           (unsigned long long)s->count, xp_bytes_str(s->bytes).s, allocator ? " (by " : "",
                           allocator ? allocator : "", allocator ? ")" : "", rises, XP_LEAK_WINDOWS);
-    else if (allocator)
-        f = xp_report_add(r, "leak", XP_SEV_INFO, p, s->stack_id, s->count, s->bytes, 0, xp_fix_cache,
-                          xp_fix_pytorch_cache,
-                          "%llu segment%s (%s) held at exit by %s: memory it keeps for reuse, not a leak "
-                          "(it stopped growing)",
-                          (unsigned long long)s->count, s->count == 1 ? "" : "s", xp_bytes_str(s->bytes).s,
-                          allocator);
     else
         f = xp_report_add(r, "leak", XP_SEV_INFO, p, s->stack_id, s->count, s->bytes, 0, xp_fix_held,
                           xp_fix_pytorch_held, "%llu allocation%s from this site (%s) %s still live at exit",
@@ -221,8 +279,12 @@ static void xp_leak_process(struct xp_report *r, const struct xp_process *p)
     if (xp_sites_bucket(sites.n, site_of, p->n_allocs, &start, &order) != 0)
         goto out;
     struct xp_run run = xp_run_span(p);
+    struct xp_cache_held held[XP_MAX_ALLOCATORS];
+    size_t n_held = 0;
     for (size_t k = 0; k < sites.n; k++)
-        xp_leak_site(r, p, &sites.v[k], order + start[k], start[k + 1] - start[k], run);
+        xp_leak_site(r, p, &sites.v[k], order + start[k], start[k + 1] - start[k], run, held,
+                     &n_held);
+    xp_cache_findings(r, p, held, n_held, run);
 out:
     free(site_of);
     free(start);

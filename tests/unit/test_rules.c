@@ -734,18 +734,23 @@ static void test_leak_caching_allocator(void **state)
          .demangled = "c10::cuda::CUDACachingAllocator::Native::malloc()"},
         {.addr = 0x20, .module = "train.py", .function = "step", .file = "train.py", .line = 40},
     };
+    struct xp_frame torch_frames2[2] = {torch_frames[0],
+        {.addr = 0x28, .module = "train.py", .function = "evaluate", .file = "train.py", .line = 77}};
     struct xp_frame user_frame = {.addr = 0x30, .module = "app", .function = "main", .file = "app.c", .line = 9};
-    struct xp_stack stacks[3] = {{.id = 1, .nframes = 2, .frames = torch_frames},
+    struct xp_stack stacks[4] = {{.id = 1, .nframes = 2, .frames = torch_frames},
                                  {.id = 2, .nframes = 1, .frames = &user_frame},
-                                 {.id = 3, .nframes = 1, .frames = &user_frame}};
+                                 {.id = 3, .nframes = 1, .frames = &user_frame},
+                                 {.id = 6, .nframes = 2, .frames = torch_frames2}};
     p.stacks = stacks;
-    p.n_stacks = 3;
+    p.n_stacks = 4;
     struct xp_alloc a[40];
     size_t n = 0;
     /* PyTorch's segments: 2 MiB and 20 MiB ones in the first steps, then flat. */
     for (size_t i = 0; i < 6; i++)
         a[n++] = alloc(0x10000000 + 0x2000000 * i, i % 2 ? 2 * MiB : 20 * MiB, (int64_t)i * 20 * MS, -1, 1);
     a[n++] = alloc(0x30000000, 20 * MiB, 950 * MS, -1, 1); /* an evaluation pass at the end */
+    /* The pool ran short at another line too: the same allocator, one finding. */
+    a[n++] = alloc(0x38000000, 2 * MiB, 500 * MS, -1, 6);
     /* Expandable segments: physical memory (site 2) mapped (site 4) into a
      * reserved range (site 5); only the physical memory is held. */
     a[n] = alloc(0x40000000, 1024 * MiB, 0, -1, 5);
@@ -768,6 +773,10 @@ static void test_leak_caching_allocator(void **state)
     assert_string_equal(text(f, "kind"), "caching-allocator");
     assert_string_equal(text(f, "allocator"), "PyTorch's caching allocator");
     assert_non_null(strstr(f->message, "not a leak"));
+    assert_int_equal(f->count, 8);              /* both sites' segments */
+    assert_int_equal(num(f, "sites"), 2);
+    for (size_t i = 0; i < r.n_findings; i++)
+        assert_int_not_equal(r.findings[i].stack_id, 6);
     f = at_site(&r, 2);
     assert_string_equal(text(f, "kind"), "caching-allocator");
     assert_non_null(strstr(text(f, "allocator"), "expandable segments"));
