@@ -9,11 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -21,28 +19,6 @@
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
-
-bool xp_live_writer(const char *journal, long *pid)
-{
-    if (pid)
-        *pid = 0;
-    int fd = open(journal, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
-    if (fd < 0)
-        return false;
-    struct stat st;
-    xp_journal_header h;
-    bool alive = false;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == XP_JOURNAL_MAGIC &&
-        h.pid > 0 && h.pid != getpid()) {
-        /* EPERM: it exists, under another user. */
-        alive = kill(h.pid, 0) == 0 || errno == EPERM;
-        if (pid)
-            *pid = h.pid;
-    }
-    close(fd);
-    return alive;
-}
 
 /* The snapshots this process made, removed at its exit. */
 static char **snapshots;

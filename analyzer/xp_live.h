@@ -5,11 +5,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether the journal at path is being written by a process that is still
- * running (its header names a pid that exists here, not ours); *pid (OUT,
- * may be NULL) gets that pid. */
-bool xp_live_writer(const char *journal, long *pid);
-
 /* A snapshot of the live database db: a copy (SQLite's backup, which reads
  * under the writer's WAL without disturbing it) into which what the
  * journal holds so far is ingested, leaving the journal and the database

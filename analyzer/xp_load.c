@@ -20,6 +20,7 @@
 
 #include "xp_format.h"
 #include "xp_ingest.h"
+#include "xp_journal.h"
 #include "xp_live.h"
 #include "xp_schema.h"
 #include "xp_pyframes.h"
@@ -41,7 +42,8 @@ static int xp_pending_ingest(const char *db, bool *did, char *live, size_t livel
      * there makes it worth calling. */
     if (access(journal, F_OK) != 0)
         return 0;
-    if (xp_live_writer(journal, NULL)) {
+    bool running;
+    if (xp_journal_writer(journal, &running) != getpid() && running) {
         char why[512] = "";
         if (xp_live_snapshot(db, journal, live, livelen, why, sizeof why) != 0) {
             snprintf(err, errlen, "cannot read the live run (%s)", why);

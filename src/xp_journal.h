@@ -104,4 +104,10 @@ void xp_journal_seek(xp_journal_reader *r, uint64_t chunk, uint32_t offset);
 
 void xp_journal_reader_close(xp_journal_reader *r);
 
+/* The pid the journal at path was written by (its header's), and in
+ * *running (OUT) whether that process exists now (kill(pid, 0); EPERM counts:
+ * another user's).  0 (and *running false) when path is not a regular file
+ * holding a journal header.  Never follows a link, never blocks on a FIFO. */
+int xp_journal_writer(const char *path, bool *running);
+
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,4 +415,23 @@ void xp_journal_reader_close(xp_journal_reader *r)
     free(r->path);
     free(r->cur);
     free(r);
+}
+
+int xp_journal_writer(const char *path, bool *running)
+{
+    *running = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    xp_journal_header h;
+    int pid = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && h.magic == XP_JOURNAL_MAGIC &&
+        h.pid > 0) {
+        pid = h.pid;
+        *running = kill(pid, 0) == 0 || errno == EPERM;
+    }
+    close(fd);
+    return pid;
 }

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 
 #include "xp_config.h"
 #include "xp_format.h"
+#include "xp_journal.h"
 #include "xp_schema.h"
 
 /* What sits at a path, for an error message. */
@@ -139,20 +139,12 @@ static int file_uri(const char *path, char *out, size_t outlen)
  * created beside someone else's file. */
 static pid_t db_owner(const char *path, bool *recording)
 {
-    *recording = false;
     char jpath[PATH_MAX + 16];
     snprintf(jpath, sizeof jpath, "%s%s", path, XP_JOURNAL_SUFFIX);
-    int fd = open_regular_ro(jpath);
-    if (fd >= 0) {
-        xp_journal_header h;
-        ssize_t n = pread(fd, &h, sizeof h, 0);
-        close(fd);
-        if (n == (ssize_t)sizeof h && h.magic == XP_JOURNAL_MAGIC && h.pid > 0) {
-            *recording = kill(h.pid, 0) == 0 || errno == EPERM;
-            return h.pid;
-        }
-    }
-    fd = open_regular_ro(path);
+    pid_t writer = xp_journal_writer(jpath, recording);
+    if (writer > 0)
+        return writer;
+    int fd = open_regular_ro(path);
     if (fd < 0)
         return 0;
     close(fd);
