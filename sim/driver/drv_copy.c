@@ -147,9 +147,12 @@ static extent3 line(size_t n)
 
 /* The common path of every copy.  `async` is the API's nature (an *Async
  * entry point); the function decides from the pointers how long the caller
- * is held, following "API synchronization behavior" in the CUDA docs. */
-static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
-                        bool async, CUstream hstream, bool ptds, const char *api)
+ * is held, following "API synchronization behavior" in the CUDA docs.
+ * `in_batch`: an entry of cuMemcpyBatchAsync, whose batch "as a whole
+ * executes in stream order", host-to-host entries included. */
+static CUresult do_copy_entry(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
+                              bool async, bool in_batch, CUstream hstream, bool ptds,
+                              const char *api)
 {
     int cur;
     CUresult rc = xpdrv_enter(&cur);
@@ -238,9 +241,8 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
     } else {
         /* Async to pageable memory (DtoH) returns only once the copy is
          * complete; host to host is fully synchronous whatever the memory
-         * (NVIDIA's "API synchronization behavior"), except in a batch, which
-         * "as a whole executes in stream order" (cuMemcpyBatchAsync). */
-        wait = pageable || (dir == DIR_H2H && strncmp(api, "cuMemcpyBatch", 13) != 0);
+         * (NVIDIA's "API synchronization behavior"), except in a batch. */
+        wait = pageable || (dir == DIR_H2H && !in_batch);
     }
     uint64_t ticket = xpsim_stream_enqueue(stream, &w);
     xpsim_debug("%s %s %llu bytes %s stream %p%s", api, dir_names[dir], (unsigned long long)bytes,
@@ -250,6 +252,12 @@ static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, 
         return xpsim_device_sticky_error(xpsim_stream_device(stream));
     }
     return CUDA_SUCCESS;
+}
+
+static CUresult do_copy(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
+                        bool async, CUstream hstream, bool ptds, const char *api)
+{
+    return do_copy_entry(dst, dexp, src, sexp, e, async, false, hstream, ptds, api);
 }
 
 static rect r1(uint64_t addr)
@@ -513,8 +521,8 @@ static CUresult copy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, 
         }
     }
     for (size_t i = 0; i < count; i++) {
-        rc = do_copy(r1(dsts[i]), EXPECT_ANY, r1(srcs[i]), EXPECT_ANY, line(sizes[i]), true, h,
-                     ptds, api);
+        rc = do_copy_entry(r1(dsts[i]), EXPECT_ANY, r1(srcs[i]), EXPECT_ANY, line(sizes[i]), true,
+                           true, h, ptds, api);
         if (rc != CUDA_SUCCESS) {
             if (failIdx)
                 *failIdx = i;
