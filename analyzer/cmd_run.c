@@ -500,12 +500,12 @@ static void xp_finish(int manifest_fd, pid_t child, int status, bool quiet)
 
 /* ---- running CMD -------------------------------------------------------- */
 
-/* Forks and execs argv with signals forwarded while it runs.  Returns CMD's
- * exit status as the launcher reports it (128+N for signal N), or -1 after
- * printing why it could not be started (*exit_code then holds 126/127/125). */
 /* SIGPIPE's disposition when `xferprof run` started: CMD gets it back. */
 static struct sigaction xp_entry_sigpipe;
 
+/* Forks and execs argv with signals forwarded while it runs.  Returns CMD's
+ * exit status as the launcher reports it (128+N for signal N), or -1 after
+ * printing why it could not be started (*exit_code then holds 126/127/125). */
 static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
 {
     struct sigaction old[XP_NFORWARDED], sa;

@@ -25,6 +25,13 @@ plain = plain_run(args, [args.prog, str(N)])
 expect_rc(plain, 0, 'cap_diskfull without the preload')
 
 
+def calls_stored(conn):
+    """The program's calls in the database: copies, allocations and frees."""
+    return (scalar(conn, 'SELECT count(*) FROM copies') +
+            scalar(conn, 'SELECT count(*) FROM allocations') +
+            scalar(conn, 'SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL'))
+
+
 def mounted(size):
     mnt = os.path.join(d, 'fs-' + size)
     os.mkdir(mnt)
@@ -53,9 +60,7 @@ try:
             check_eq(r.out, plain.out, what + ': stdout')
             check_eq(sorted(os.listdir(mnt)), ['run.db'], what + ': only the database is left')
             conn = open_db(db)
-            stored = (scalar(conn, 'SELECT count(*) FROM copies') +
-                      scalar(conn, 'SELECT count(*) FROM allocations') +
-                      scalar(conn, 'SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL'))
+            stored = calls_stored(conn)
             m = meta(conn)
             conn.close()
             lost = int(m.get('records_lost') or 0)
@@ -108,9 +113,7 @@ for limit in (128 * 1024, 3000000):
             check('File too large' in p.stderr, what + ': says why it runs unprofiled', p.stderr)
             continue
         conn = open_db(db)
-        stored = (scalar(conn, 'SELECT count(*) FROM copies') +
-                  scalar(conn, 'SELECT count(*) FROM allocations') +
-                  scalar(conn, 'SELECT count(*) FROM allocations WHERE free_ns IS NOT NULL'))
+        stored = calls_stored(conn)
         m = meta(conn)
         conn.close()
         lost = int(m.get('records_lost') or 0)
