@@ -216,11 +216,8 @@ static int xp_output_replaceable(const char *pattern)
     struct stat st;
     if (lstat(a, &st) != 0 || S_ISREG(st.st_mode))
         return 0;
-    const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
-                     : S_ISBLK(st.st_mode) ? "a block device" : S_ISDIR(st.st_mode) ? "a folder"
-                     : S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file";
     fprintf(stderr, "xferprof: output %s: it is %s, not a regular file, and is never replaced; "
-                    "give the name of a database to write\n", a, kind);
+                    "give the name of a database to write\n", a, xp_file_kind(st.st_mode));
     return -1;
 }
 

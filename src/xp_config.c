@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -192,4 +193,11 @@ fail:
      * create a file with a truncated name. */
     out[0] = '\0';
     return -1;
+}
+
+const char *xp_file_kind(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISDIR(m) ? "a directory"
+         : S_ISLNK(m) ? "a symbolic link" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }

@@ -56,4 +56,8 @@ const char *xp_config_rank(void);
 int xp_expand_output(const char *pattern, pid_t pid, const char *host, const char *rank,
                      int64_t start_wall_s, char *out, size_t outlen);
 
+/* What sits at a path, by its st_mode, for a message refusing it as an
+ * output ("a FIFO", "a character device", ...). */
+const char *xp_file_kind(mode_t m);
+
 #endif

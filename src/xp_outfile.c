@@ -18,14 +18,6 @@
 #include "xp_journal.h"
 #include "xp_schema.h"
 
-/* What sits at a path, for an error message. */
-static const char *file_kind(mode_t m)
-{
-    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISDIR(m) ? "a directory"
-         : S_ISLNK(m) ? "a symbolic link" : S_ISSOCK(m) ? "a socket" : "not a regular file";
-}
-
 /* 0 when path is absent or a regular file; -1 with a reason otherwise.
  * lstat: a symbolic link is refused, not followed (someone else's link in
  * a shared folder must not make us write through it). */
@@ -41,7 +33,7 @@ static int check_replaceable(const char *path, bool link_ok, char *err, size_t e
     if (S_ISREG(st.st_mode) || (link_ok && S_ISLNK(st.st_mode)))
         return 0;
     snprintf(err, errlen, "cannot write %s: it is %s, not a regular file, and is never replaced",
-             path, file_kind(st.st_mode));
+             path, xp_file_kind(st.st_mode));
     return -1;
 }
 
@@ -400,7 +392,7 @@ int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, c
     struct stat st = {0};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "manifest %s is %s: nothing written", manifest,
-                 file_kind(st.st_mode));
+                 xp_file_kind(st.st_mode));
         close(fd);
         return -1;
     }
