@@ -226,6 +226,19 @@ static bool choose_output(uint64_t start_wall)
     return true;
 }
 
+/* Creates a thread of ours with every signal blocked: the program's
+ * signals are the program's threads' to take, and a SIGPIPE or SIGXFSZ our
+ * writes raise stays pending on it instead of killing the program. */
+static bool spawn_quiet(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool made = pthread_create(t, attr, fn, arg) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return made;
+}
+
 /* Starts the session: database, journal, process metadata, ingest thread.
  * Returns the new state. */
 static int start(void)
@@ -291,12 +304,7 @@ static int start(void)
     xp_stack_init();
     xp_modules_scan(S.journal);
 
-    /* The ingest thread must not take the program's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    S.thread_started = pthread_create(&S.thread, NULL, ingest_main, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    S.thread_started = spawn_quiet(&S.thread, NULL, ingest_main, NULL);
     if (S.cfg.manifest[0] && xp_outfile_manifest_add(S.cfg.manifest, S.pid, S.db_path, err,
                                                      sizeof err) != 0)
         warn("xferprof: %s", err);
@@ -331,12 +339,8 @@ static int run_on_own_thread(int (*fn)(void))
     pthread_t t;
     bool made = false;
     if (pthread_attr_init(&attr) == 0) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
         made = pthread_attr_setstacksize(&attr, 512 * 1024) == 0 &&
-               pthread_create(&t, &attr, own_thread_main, &job) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+               spawn_quiet(&t, &attr, own_thread_main, &job);
         pthread_attr_destroy(&attr);
     }
     if (made)
