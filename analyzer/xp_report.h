@@ -59,6 +59,10 @@ struct xp_copy {
     bool paired;
     int64_t wait_ns;        /* that sync's dur_ns, 0 when not paired */
     uint64_t full_fp;       /* copies.full_fingerprint, 0 none */
+    /* Set while the rules run: reported by a rule that ran before (xp_claim
+     * in rules/xp_group.h), so later rules leave it alone: one finding per
+     * copy problem. */
+    bool claimed;
 };
 
 /* A memset's target and time, for the lifetimes of device content. */
@@ -207,7 +211,8 @@ struct xp_finding {
 /* Rule thresholds, all configurable (--set rule.key=value), documented in
  * docs/findings.md with their defaults. */
 struct xp_thresholds {
-    uint64_t sync_in_loop_min_count;      /* blocking copies from one site */
+    uint64_t sync_in_loop_min_count;      /* stalls (blocking copies apart by GPU work) from one site */
+    uint64_t sync_in_loop_sparse_every;   /* a site blocking once per this many loop iterations is quiet */
     uint64_t redundant_min_repeats;       /* same content from one site */
     uint64_t small_copy_max_bytes;
     uint64_t small_copies_min_count;
@@ -216,6 +221,7 @@ struct xp_thresholds {
     uint64_t low_bandwidth_min_count;     /* measured copies a site needs */
     double low_bandwidth_min_share;       /* of the run the site's copies held the caller */
     double small_copies_min_share;        /* of the run the site's small copies took */
+    uint64_t small_copy_fixed_ns;         /* the least a copy costs, whatever its call took */
     double leak_growing_fraction;         /* share of the run a site's live allocations must span to be "growing" */
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;

@@ -135,23 +135,25 @@ uint64_t xp_fp_copy(const xp_copy_call *c, uint8_t dir, const xp_where *ws, cons
 /* Who owns it: every recording thread, without a lock.  Each field is an
  * atomic word; a slot read while another thread rewrites it may mix two
  * uploads, which at worst costs a full hash that confirms nothing (the
- * analyzer compares the full hashes themselves, never this table). */
+ * analyzer compares the full hashes themselves, never this table).
+ * Keyed by the content's sample, not by where it goes: the same weights
+ * sent every step into whatever buffer an allocator hands out (PyTorch's
+ * .to(device) of an unchanged tensor) are the repeat worth confirming. */
 static struct {
-    _Atomic uint64_t dst, bytes, sample;
+    _Atomic uint64_t bytes, sample;
 } confirm_slots[XP_FP_CONFIRM_SLOTS];
 
 uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled)
 {
-    uint64_t h = c->dst ^ (c->dst >> 12) ^ (c->dst >> 24);
-    __typeof__(&confirm_slots[0]) slot = &confirm_slots[h % XP_FP_CONFIRM_SLOTS];
-    bool repeat = atomic_load_explicit(&slot->dst, memory_order_relaxed) == c->dst &&
-                  atomic_load_explicit(&slot->bytes, memory_order_relaxed) == c->bytes &&
+    uint64_t h = sampled ^ (c->bytes * UINT64_C(0x9E3779B97F4A7C15));
+    __typeof__(&confirm_slots[0]) slot = &confirm_slots[(h ^ (h >> 32)) % XP_FP_CONFIRM_SLOTS];
+    bool repeat = atomic_load_explicit(&slot->bytes, memory_order_relaxed) == c->bytes &&
                   atomic_load_explicit(&slot->sample, memory_order_relaxed) == sampled;
-    atomic_store_explicit(&slot->dst, c->dst, memory_order_relaxed);
-    atomic_store_explicit(&slot->bytes, c->bytes, memory_order_relaxed);
-    atomic_store_explicit(&slot->sample, sampled, memory_order_relaxed);
-    if (!repeat)
+    if (!repeat) {
+        atomic_store_explicit(&slot->bytes, c->bytes, memory_order_relaxed);
+        atomic_store_explicit(&slot->sample, sampled, memory_order_relaxed);
         return 0;
+    }
     fp_region r;
     if (!copy_region(c, false, &r))
         return 0;
@@ -163,7 +165,6 @@ uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled)
 void xp_fp_confirm_reset(void)
 {
     for (size_t i = 0; i < XP_FP_CONFIRM_SLOTS; i++) {
-        atomic_store_explicit(&confirm_slots[i].dst, 0, memory_order_relaxed);
         atomic_store_explicit(&confirm_slots[i].bytes, 0, memory_order_relaxed);
         atomic_store_explicit(&confirm_slots[i].sample, 0, memory_order_relaxed);
     }

@@ -17,11 +17,11 @@
 uint64_t xp_fp_copy(const xp_copy_call *c, uint8_t dir, const xp_where *ws, const xp_where *wd,
                     xp_fp_mode mode, bool complete, uint8_t *kind);
 
-/* For an upload whose fingerprint `sampled` is XP_FP_SAMPLED: when the
- * previous sampled upload of the same size to the same destination had the
- * same sample, the XXH3-64 of every byte of this one (never 0), else 0.
- * The memory of previous uploads is a fixed table of XP_FP_CONFIRM_SLOTS
- * destinations (a hint: a slot taken by another destination only costs a
+/* For an upload whose fingerprint `sampled` is XP_FP_SAMPLED: when an
+ * earlier sampled upload of the same size had the same sample, wherever it
+ * went, the XXH3-64 of every byte of this one (never 0), else 0.  The
+ * memory of earlier uploads is a fixed table of XP_FP_CONFIRM_SLOTS samples
+ * (a hint: a slot taken by another sample only costs a missed or a useless
  * confirmation, never a wrong one). */
 #define XP_FP_CONFIRM_SLOTS 4096u
 uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled);

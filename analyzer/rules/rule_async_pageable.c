@@ -1,5 +1,7 @@
 /* rule_async_pageable.c: async copies whose pageable host side made the runtime
  * stage them synchronously, holding the caller (blocking = async_pageable). */
+#include <stdlib.h>
+
 #include "xp_group.h"
 #include "xp_rules.h"
 
@@ -15,14 +17,19 @@ static bool xp_async_pageable_copy(const struct xp_copy *c, const struct xp_thre
 {
     /* One completed at once by a sync is blocking whatever the memory: pinning
      * would not let it overlap anything (sync-in-loop reports it). */
-    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0 && !c->paired;
+    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0 && !c->paired && !c->claimed;
 }
 
 static void xp_async_pageable_process(struct xp_report *r, const struct xp_process *p)
 {
     struct xp_sites sites;
     xp_sites_init(&sites);
-    xp_sites_of_copies(&sites, p, true, xp_async_pageable_copy, &r->th, NULL);
+    size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);
+    if (!site_of || xp_sites_of_copies(&sites, p, true, xp_async_pageable_copy, &r->th, site_of) != 0)
+        goto out;
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (site_of[i] != XP_NO_SITE)
+            xp_claim(r, p, i);   /* every site gets its finding */
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(
@@ -32,6 +39,8 @@ static void xp_async_pageable_process(struct xp_report *r, const struct xp_proce
         xp_finding_text(f, "direction", "%s", xp_dir_mask_name(s->aux));
         xp_finding_num(f, "mean_bytes", (int64_t)(s->bytes / s->count));
     }
+out:
+    free(site_of);
     xp_sites_free(&sites);
 }
 

@@ -96,6 +96,8 @@ static const struct {
 } xp_allocators[] = {
     {"CUDACachingAllocator", "PyTorch's caching allocator"},
     {"c10::cuda::", "PyTorch's caching allocator"},
+    /* Pinned host blocks behind .pin_memory() and DataLoader(pin_memory=True). */
+    {"CachingHostAllocator", "PyTorch's pinned-memory cache"},
     {"CachingDeviceAllocator", "CUB's caching allocator"},
     {"rmm::mr::", "an RMM memory resource"},
     {"BFCAllocator", "a BFC allocator (TensorFlow/XLA)"},

@@ -12,10 +12,10 @@
  *    class reach (never its own copies), so a few outliers (a preempted
  *    thread) do not make a finding, from at least low-bandwidth.min_count copies
  *    that held the caller for at least low-bandwidth.min_share of the run;
- *  - one finding per copy problem: a site sync-in-loop or async-pageable
- *    already reported (their fix covers the slowness) gets no second one. */
+ *  - one finding per copy problem: a site whose copies a rule before it
+ *    reported (sync-in-loop, async-pageable, redundant-upload...: their
+ *    fix covers the slowness) gets no second one. */
 #include <stdlib.h>
-#include <string.h>
 #include <sys/types.h>
 
 #include "xp_group.h"
@@ -87,18 +87,6 @@ static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool 
     return (ssize_t)n;
 }
 
-/* Whether another rule already reported this site of p: the same copies. */
-static bool xp_reported(const struct xp_report *r, const struct xp_process *p, uint32_t stack_id)
-{
-    for (size_t i = 0; i < r->n_findings; i++) {
-        const struct xp_finding *f = &r->findings[i];
-        if (f->proc == p && f->stack_id == stack_id &&
-            (strcmp(f->rule, "sync-in-loop") == 0 || strcmp(f->rule, "async-pageable") == 0))
-            return true;
-    }
-    return false;
-}
-
 /* The reference for a site: the XP_REFERENCE_QUANTILE bandwidth of the
  * evidence of its class from the *other* sites (its own copies are what is
  * judged: a site alone in its class, preempted on a loaded machine more often
@@ -131,8 +119,13 @@ static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *
     double median = xp_percentile_sorted(bw, n, 0.5);
     int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
     double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
+    /* A site whose copies a rule before reported (they block in a loop, they
+     * need not be sent) has its finding: one per copy problem. */
+    size_t claimed = 0;
+    for (size_t j = 0; j < n; j++)
+        claimed += p->copies[items[j]].claimed;
     if (s->count < r->th.low_bandwidth_min_count || share < r->th.low_bandwidth_min_share ||
-        xp_reported(r, p, s->stack_id))
+        claimed * 2 > n)
         return;
     double ref = xp_reference(p, keep, cls, s->stack_id, r->th.low_bandwidth_min_count, bw);
     if (!(median < r->th.low_bandwidth_fraction * ref))

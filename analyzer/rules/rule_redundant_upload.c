@@ -204,12 +204,33 @@ static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t
     return 0;
 }
 
-/* Whether marks m say what rule `fresh` reports: a copy is redundant when
- * the device still had its content by either test, else a fresh re-upload. */
-static bool xp_reported(uint8_t m, bool fresh)
+static bool xp_redundant(uint8_t m)
 {
-    bool redundant = (m & (XP_RED_SAME_DST | XP_RED_REPEAT)) != 0;
-    return fresh ? !redundant && (m & XP_RED_FRESH) : redundant;
+    return (m & (XP_RED_SAME_DST | XP_RED_REPEAT)) != 0;
+}
+
+/* Per site, which of the two rules tells its re-uploads: a copy is
+ * redundant when the device still had its content by either test, else a
+ * fresh re-upload; a site with both (PyTorch's allocator hands the same
+ * tensor's upload a new segment now and then) is one problem, told by the
+ * rule of most of its copies (redundant-upload on a tie).  fresh_site[k]
+ * says it for site k of sites, which gets every marked copy. */
+static int xp_site_verdicts(const struct xp_process *p, const uint8_t *marks, struct xp_sites *sites,
+                            bool **fresh_site)
+{
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (marks[i] & (XP_RED_SAME_DST | XP_RED_REPEAT | XP_RED_FRESH)) {
+            struct xp_site_sum *s = xp_sites_add(sites, p->copies[i].stack_id, 0, 0);
+            if (!s)
+                return -1;
+            s->aux += xp_redundant(marks[i]);
+        }
+    *fresh_site = calloc(sites->n ? sites->n : 1, sizeof **fresh_site);
+    if (!*fresh_site)
+        return -1;
+    for (size_t k = 0; k < sites->n; k++)
+        (*fresh_site)[k] = sites->v[k].aux * 2 < sites->v[k].count;
+    return 0;
 }
 
 static void xp_redundant_process(struct xp_report *r, const struct xp_process *p, bool fresh)
@@ -224,8 +245,10 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     uint32_t *group = calloc(p->n_copies, sizeof *group);
     size_t *alloc_of = calloc(p->n_copies, sizeof *alloc_of);
     struct xp_lifetimes L = {0};
-    struct xp_sites sites;
+    struct xp_sites sites, verdict;
     xp_sites_init(&sites);
+    xp_sites_init(&verdict);
+    bool *fresh_site = NULL;
     /* Per site: count, bytes, time of reported copies; aux the same-dst
      * ones; repeats and max_repeats alongside. */
     uint64_t *repeats = NULL, *max_group = NULL;
@@ -234,25 +257,28 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     for (size_t j = 0; j < n; j++)
         alloc_of[ord[j]] = xp_alloc_at(&L, p->copies[ord[j]].dst, p->copies[ord[j]].start_ns);
     if (xp_mark_same_dst(p, ord, n, alloc_of, marks) != 0 ||
-        xp_mark_repeats(p, ord, n, r->th.redundant_min_repeats, alloc_of, marks, group) != 0)
+        xp_mark_repeats(p, ord, n, r->th.redundant_min_repeats, alloc_of, marks, group) != 0 ||
+        xp_site_verdicts(p, marks, &verdict, &fresh_site) != 0)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        if (!xp_reported(marks[i], fresh))
+        size_t v = xp_sites_lookup(&verdict, p->copies[i].stack_id);
+        if (!marks[i] || v == XP_NO_SITE || fresh_site[v] != fresh || p->copies[i].claimed)
             continue;
         const struct xp_copy *c = &p->copies[i];
         struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
         if (!s)
             goto out;
         s->aux += (marks[i] & XP_RED_SAME_DST) != 0;
+        xp_claim(r, p, i);   /* every site with a reported copy gets its finding below */
     }
     repeats = calloc(sites.n ? sites.n : 1, sizeof *repeats);
     max_group = calloc(sites.n ? sites.n : 1, sizeof *max_group);
     if (!repeats || !max_group)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        if (!xp_reported(marks[i], fresh))
+        size_t k = xp_sites_lookup(&sites, p->copies[i].stack_id);
+        if (!marks[i] || k == XP_NO_SITE)
             continue;
-        size_t k = xp_sites_find(&sites, p->copies[i].stack_id);
         repeats[k] += (marks[i] & XP_RED_REPEAT) != 0;
         if (group[i] > max_group[k])
             max_group[k] = group[i];
@@ -279,6 +305,8 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     }
 out:
     free(L.by_ptr);
+    free(fresh_site);
+    xp_sites_free(&verdict);
     free(repeats);
     free(max_group);
     free(ord);

@@ -31,14 +31,17 @@ static void xp_round_trip_process(struct xp_report *r, const struct xp_process *
     }
     for (size_t i = 0; down.n && i < p->n_copies; i++) {
         const struct xp_copy *c = &p->copies[i];
-        if (!xp_fingerprinted(c, XP_DIR_H2D))
+        if (!xp_fingerprinted(c, XP_DIR_H2D) || c->claimed)
             continue;
         const struct xp_map_entry *e = xp_map_lookup(&down, c->fingerprint, c->bytes, c->fp_kind, 0);
         if (!e || p->copies[e->v0 - 1].start_ns >= c->start_ns)
             continue;
         struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
+        if (!s)
+            goto out;
+        xp_claim(r, p, i);
         /* The download site of the site's first round trip, + 1 so 0 is "none yet". */
-        if (s && !s->aux)
+        if (!s->aux)
             s->aux = (uint64_t)p->copies[e->v0 - 1].stack_id + 1;
     }
     for (size_t k = 0; k < sites.n; k++) {

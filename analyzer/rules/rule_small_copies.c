@@ -1,7 +1,12 @@
 /* rule_small_copies.c: a call site issuing many small copies, each paying the
  * fixed cost of a copy (a call, a DMA setup, a few microseconds) for few
- * bytes, and paying enough of them to be worth the user's time: their calls
- * held the caller for at least small-copies.min_share of the run. */
+ * bytes, and paying enough of them to be worth the user's time: their cost
+ * is at least small-copies.min_share of the run.  A copy costs what its
+ * call held the caller, and at least small-copies.fixed_ns: an async call
+ * returns before the copy engine has paid its own setup for the transfer,
+ * which the call's time does not show. */
+#include <stdlib.h>
+
 #include "xp_group.h"
 #include "xp_rules.h"
 
@@ -17,7 +22,7 @@ static const char xp_fix_pytorch[] =
 
 static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
-    return c->status == 0 && c->bytes <= th->small_copy_max_bytes;
+    return c->status == 0 && c->bytes <= th->small_copy_max_bytes && !c->claimed;
 }
 
 static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)
@@ -26,17 +31,31 @@ static void xp_small_copies_process(struct xp_report *r, const struct xp_process
     int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
     struct xp_sites sites;
     xp_sites_init(&sites);
-    xp_sites_of_copies(&sites, p, false, xp_small_copy, &r->th, NULL);
+    size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);
+    bool *flagged = NULL;
+    if (!site_of || xp_sites_of_copies(&sites, p, false, xp_small_copy, &r->th, site_of) != 0 ||
+        !(flagged = calloc(sites.n ? sites.n : 1, sizeof *flagged)))
+        goto out;
+    /* Each site's cost, in place of the calls' time. */
+    for (size_t k = 0; k < sites.n; k++)
+        sites.v[k].time_ns = 0;
+    int64_t fixed = r->th.small_copy_fixed_ns > INT64_MAX ? INT64_MAX : (int64_t)r->th.small_copy_fixed_ns;
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (site_of[i] != XP_NO_SITE) {
+            int64_t *t = &sites.v[site_of[i]].time_ns;
+            *t = xp_add_sat(*t, p->copies[i].dur_ns > fixed ? p->copies[i].dur_ns : fixed);
+        }
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         /* A run of unknown length (no start recorded) is not held against the site. */
         double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
         if (s->count < min || share < r->th.small_copies_min_share)
             continue;
+        flagged[k] = true;
         enum xp_severity sev = s->count / XP_SMALL_WARNING_FACTOR >= min ? XP_SEV_WARNING : XP_SEV_INFO;
         struct xp_finding *f = xp_report_add(
             r, "small-copies", sev, p, s->stack_id, s->count, s->bytes, s->time_ns, xp_fix, xp_fix_pytorch,
-            "%llu copies of at most %s from one call site took %s, %.1f%% of the run (%s in all, %s on "
+            "%llu copies of at most %s from one call site cost %s, %.1f%% of the run (%s in all, %s on "
             "average)",
             (unsigned long long)s->count, xp_bytes_str(r->th.small_copy_max_bytes).s,
             xp_ns_str(s->time_ns).s, 100 * share, xp_bytes_str(s->bytes).s,
@@ -46,6 +65,12 @@ static void xp_small_copies_process(struct xp_report *r, const struct xp_process
         xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
         xp_finding_text(f, "run_share", "%.3f", share);
     }
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (site_of[i] != XP_NO_SITE && flagged[site_of[i]])
+            xp_claim(r, p, i);
+out:
+    free(flagged);
+    free(site_of);
     xp_sites_free(&sites);
 }
 

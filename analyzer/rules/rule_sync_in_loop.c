@@ -40,10 +40,17 @@ static const char xp_fix_upload_pytorch[] =
 
 /* A copy that held the host: a synchronous one, or an async one completed
  * at once by a sync (paired).  An async copy held only to stage pageable
- * memory is async-pageable's, not this rule's (one finding per copy). */
+ * memory is async-pageable's, not this rule's; one a rule before reported
+ * (redundant-upload: the fix is not to send it) is left out. */
 static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
-    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired);
+    (void)th;
+    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
+}
+
+static bool xp_succeeded(const struct xp_copy *c)
+{
+    return c->status == 0;
 }
 
 /* The median of a site's copy sizes (the lower middle one for an even count). */
@@ -55,36 +62,256 @@ static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items,
     return tmp[(n - 1) / 2];
 }
 
+/* Stalls and loops.  A site's copies on one thread make one *episode*
+ * while no kernel was launched on their device between them (the same
+ * kernel_seq): a checkpoint downloading six tensors back to back waits for
+ * the GPU once, not six times.  A blocking site's episodes are its stalls.
+ *
+ * Between two stalls of a site, each of the thread's busiest other sites
+ * that came between repeated some number of times; the fewest of those is
+ * how many iterations of the loops around it the site let pass: 1 for a
+ * read every step (the step's batch upload came once), 0 for reads in an
+ * inner loop or with nothing else between, N for a read every N steps
+ * (every site of the step came N times).  A site whose stalls come once
+ * per `sparse_every` or more iterations (the median over its stalls)
+ * already reads "every N steps", which is the fix.  The busiest sites are
+ * the XP_LOOP_SITES with the most episodes on the thread: a loop's sites
+ * are among them, and a stall costs a look at those only. */
+#define XP_LOOP_SITES 16
+
+struct xp_track {
+    uint64_t last_kseq;          /* kernel_seq of its last copy */
+    bool seen;
+    uint64_t episodes;
+    uint64_t snap[XP_LOOP_SITES];   /* blocking: the thread's busiest sites' counts at its last stall */
+    uint64_t *gaps; size_t n_gaps, cap_gaps;
+};
+
+/* A thread's busiest sites (plain tracks), most episodes first. */
+struct xp_busiest {
+    size_t track[XP_LOOP_SITES];
+    size_t n;
+};
+
+struct xp_tracks {
+    struct xp_map map;           /* (tid, stack_id, blocking, device): index into v */
+    struct xp_track *v; size_t cap;
+    struct xp_map thread;        /* (tid): v0 index + 1 into busy */
+    struct xp_busiest *busy; size_t cap_busy;
+};
+
+static void xp_tracks_free(struct xp_tracks *T)
+{
+    for (size_t i = 0; i < T->map.n; i++)
+        free(T->v[i].gaps);
+    free(T->v);
+    free(T->busy);
+    xp_map_free(&T->map);
+    xp_map_free(&T->thread);
+}
+
+/* The track of c (its own copies, or with blocking its blocking ones), added
+ * when new; SIZE_MAX out of memory.  Per device: kernel_seq counts one
+ * device's launches. */
+static size_t xp_track_of(struct xp_tracks *T, const struct xp_copy *c, bool blocking)
+{
+    bool added;
+    struct xp_map_entry *e = xp_map_get(&T->map, (uint64_t)(int64_t)c->tid, c->stack_id, blocking,
+                                        (uint64_t)(int64_t)c->device, &added);
+    if (!e)
+        return SIZE_MAX;
+    size_t k = (size_t)(e - T->map.e);
+    if (added && xp_grow(&T->v, &T->cap, k + 1, sizeof *T->v) != 0)
+        return SIZE_MAX;
+    return k;
+}
+
+/* Whether c starts a new episode of track t. */
+static bool xp_episode(struct xp_track *t, const struct xp_copy *c)
+{
+    bool fresh = !t->seen || t->last_kseq != c->kernel_seq;
+    t->seen = true;
+    t->last_kseq = c->kernel_seq;
+    return fresh;
+}
+
+/* Each thread's busiest plain tracks, from their episodes. */
+static int xp_find_busiest(struct xp_tracks *T)
+{
+    for (size_t k = 0; k < T->map.n; k++) {
+        if (T->map.e[k].k[2])
+            continue;   /* a blocking track */
+        bool added;
+        struct xp_map_entry *th = xp_map_get(&T->thread, T->map.e[k].k[0], 0, 0, 0, &added);
+        if (!th)
+            return -1;
+        if (added) {
+            if (xp_grow(&T->busy, &T->cap_busy, T->thread.n, sizeof *T->busy) != 0)
+                return -1;
+            th->v0 = T->thread.n;
+        }
+        struct xp_busiest *b = &T->busy[th->v0 - 1];
+        size_t at;
+        if (b->n < XP_LOOP_SITES)
+            at = b->n++;
+        else if (T->v[k].episodes > T->v[b->track[XP_LOOP_SITES - 1]].episodes)
+            at = XP_LOOP_SITES - 1;   /* busier than the least of them: takes its place */
+        else
+            continue;
+        b->track[at] = k;
+        for (; at > 0 && T->v[b->track[at - 1]].episodes < T->v[b->track[at]].episodes; at--) {
+            size_t tmp = b->track[at - 1];
+            b->track[at - 1] = b->track[at];
+            b->track[at] = tmp;
+        }
+    }
+    return 0;
+}
+
+/* One stall of blocking track b (of site stack_id, thread tid): the gap
+ * since its last one, then the thread's busiest sites' counts as they are now. */
+static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt)
+{
+    const struct xp_map_entry *th = xp_map_lookup(&T->thread, tid, 0, 0, 0);
+    const struct xp_busiest *busy = th ? &T->busy[th->v0 - 1] : &(struct xp_busiest){.n = 0};
+    uint64_t fewest = UINT64_MAX;
+    for (size_t i = 0; i < busy->n; i++) {
+        size_t k = busy->track[i];
+        uint64_t since = cnt[k] - b->snap[i];
+        if (b->episodes > 1 && since && T->map.e[k].k[1] != stack_id && since < fewest)
+            fewest = since;
+        b->snap[i] = cnt[k];
+    }
+    if (b->episodes > 1) {
+        if (xp_grow(&b->gaps, &b->cap_gaps, b->n_gaps + 1, sizeof *b->gaps) != 0)
+            return -1;
+        b->gaps[b->n_gaps++] = fewest == UINT64_MAX ? 0 : fewest;
+    }
+    return 0;
+}
+
+/* Walks p's successful copies in time twice: every site's episodes per
+ * thread, then the stalls of the candidate sites (those in cand) with the
+ * loop iterations between them. */
+static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, const struct xp_thresholds *th,
+                             const struct xp_sites *cand)
+{
+    size_t n;
+    size_t *ord = xp_copies_in_time(p, xp_succeeded, &n);
+    if (!ord)
+        return n ? -1 : 0;
+    int rc = -1;
+    uint64_t *cnt = NULL;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_copy *c = &p->copies[ord[j]];
+        size_t k = xp_track_of(T, c, false);
+        if (k == SIZE_MAX)
+            goto out;
+        T->v[k].episodes += xp_episode(&T->v[k], c);
+    }
+    if (xp_find_busiest(T) != 0 || !(cnt = calloc(T->map.n ? T->map.n : 1, sizeof *cnt)))
+        goto out;
+    for (size_t k = 0; k < T->map.n; k++)
+        T->v[k].seen = false;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_copy *c = &p->copies[ord[j]];
+        size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
+        if (xp_episode(&T->v[k], c))
+            cnt[k]++;
+        if (!xp_blocking_copy(c, th) || xp_sites_lookup(cand, c->stack_id) == XP_NO_SITE)
+            continue;
+        size_t b = xp_track_of(T, c, true);
+        if (b == SIZE_MAX)
+            goto out;
+        if (!xp_episode(&T->v[b], c))
+            continue;
+        T->v[b].episodes++;
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(cnt);
+    free(ord);
+    return rc;
+}
+
+/* A site's stalls over all its threads and devices, and the median of the
+ * loop iterations between them. */
+static int xp_site_stalls(const struct xp_tracks *T, uint32_t stack_id, uint64_t *episodes, uint64_t *every)
+{
+    size_t n_gaps = 0;
+    *episodes = 0;
+    *every = 0;
+    for (size_t k = 0; k < T->map.n; k++)
+        if (T->map.e[k].k[1] == stack_id && T->map.e[k].k[2]) {
+            *episodes += T->v[k].episodes;
+            n_gaps += T->v[k].n_gaps;
+        }
+    if (!n_gaps)
+        return 0;
+    uint64_t *all = malloc(n_gaps * sizeof *all);
+    if (!all)
+        return -1;
+    size_t m = 0;
+    for (size_t k = 0; k < T->map.n; k++)
+        if (T->map.e[k].k[1] == stack_id && T->map.e[k].k[2])
+            for (size_t g = 0; g < T->v[k].n_gaps; g++)
+                all[m++] = T->v[k].gaps[g];
+    xp_sort(all, m, sizeof *all, xp_cmp_u64);
+    *every = all[(m - 1) / 2];
+    free(all);
+    return 0;
+}
+
 static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t min = r->th.sync_in_loop_min_count ? r->th.sync_in_loop_min_count : 1;
     struct xp_sites sites;
     xp_sites_init(&sites);
+    struct xp_tracks T = {0};
+    xp_map_init(&T.map);
+    xp_map_init(&T.thread);
+    struct xp_sites cand;   /* the sites with enough blocking copies to be judged */
+    xp_sites_init(&cand);
     size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);
     size_t *start = NULL, *order = NULL;
     uint64_t *tmp = NULL;
+    bool *flagged = NULL;
     if (!site_of)
         goto out;
     if (xp_sites_of_copies(&sites, p, true, xp_blocking_copy, &r->th, site_of) != 0)
         goto out;
     /* Leave out the sites below the threshold before grouping, so only the
-     * flagged sites' copies are sorted for their median. */
+     * candidates' copies are sorted for their median. */
     size_t most = 0;
     for (size_t i = 0; i < p->n_copies; i++)
         if (site_of[i] != XP_NO_SITE && sites.v[site_of[i]].count < min)
             site_of[i] = XP_NO_SITE;
     for (size_t k = 0; k < sites.n; k++)
-        if (sites.v[k].count >= min && sites.v[k].count > most)
-            most = sites.v[k].count;
-    if (!most || xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)
+        if (sites.v[k].count >= min) {
+            if (sites.v[k].count > most)
+                most = sites.v[k].count;
+            if (xp_sites_find(&cand, sites.v[k].stack_id) == XP_NO_SITE)
+                goto out;
+        }
+    if (!most || xp_tracks_measure(&T, p, &r->th, &cand) != 0 ||
+        xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)
         goto out;
     tmp = malloc(most * sizeof *tmp);
-    if (!tmp)
+    flagged = calloc(sites.n, sizeof *flagged);
+    if (!tmp || !flagged)
         goto out;
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         if (s->count < min)
             continue;
+        uint64_t episodes, every;
+        if (xp_site_stalls(&T, s->stack_id, &episodes, &every) != 0)
+            goto out;
+        if (episodes < min || every >= r->th.sync_in_loop_sparse_every)
+            continue;
+        flagged[k] = true;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);
         size_t paired = 0, paired_up = 0, n = start[k + 1] - start[k];
         for (size_t j = start[k]; j < start[k + 1]; j++) {
@@ -102,19 +329,28 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         struct xp_finding *f = xp_report_add(
             r, "sync-in-loop", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
             fix, fix_pt,
-            "%llu blocking copies from one call site held the host %s (%s, median %s each)",
+            "%llu blocking copies from one call site held the host %s (%s, median %s each), "
+            "waiting for the GPU %llu times",
             (unsigned long long)s->count, xp_ns_str(s->time_ns).s, xp_bytes_str(s->bytes).s,
-            xp_bytes_str(median).s);
+            xp_bytes_str(median).s, (unsigned long long)episodes);
         xp_finding_text(f, "direction", "%s", xp_dir_mask_name(s->aux));
         xp_finding_num(f, "median_bytes", (int64_t)median);
         xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
         xp_finding_num(f, "copy_then_sync", (int64_t)paired);
+        xp_finding_num(f, "stalls", (int64_t)episodes);
+        xp_finding_num(f, "loop_iterations_per_stall", (int64_t)every);
     }
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (site_of[i] != XP_NO_SITE && flagged[site_of[i]])
+            xp_claim(r, p, i);
 out:
+    free(flagged);
     free(tmp);
     free(start);
     free(order);
     free(site_of);
+    xp_tracks_free(&T);
+    xp_sites_free(&cand);
     xp_sites_free(&sites);
 }
 

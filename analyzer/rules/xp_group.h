@@ -139,6 +139,14 @@ struct xp_map_entry *xp_map_get(struct xp_map *m, uint64_t k0, uint64_t k1, uint
 const struct xp_map_entry *xp_map_lookup(const struct xp_map *m, uint64_t k0, uint64_t k1, uint64_t k2,
                                          uint64_t k3);
 
+/* Marks copy i of p as reported (struct xp_copy.claimed): the rules run
+ * later in xp_rules[] leave it out, so one problem of a copy gives one
+ * finding, told by the rule that says most about it. */
+static inline void xp_claim(struct xp_report *r, const struct xp_process *p, size_t i)
+{
+    r->procs[p - r->procs].copies[i].claimed = true;
+}
+
 /* The indices of the copies that pass keep(), in time order (start_ns, then
  * index); *n gets their number.  NULL when out of memory (or none: *n 0). */
 size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n);

@@ -15,6 +15,7 @@ void xp_thresholds_default(struct xp_thresholds *t)
 {
     *t = (struct xp_thresholds){
         .sync_in_loop_min_count = 10,
+        .sync_in_loop_sparse_every = 4,
         .redundant_min_repeats = 3,
         .small_copy_max_bytes = 4096,
         .small_copies_min_count = 100,
@@ -23,6 +24,7 @@ void xp_thresholds_default(struct xp_thresholds *t)
         .low_bandwidth_min_count = 3,
         .low_bandwidth_min_share = 0.02,
         .small_copies_min_share = 0.01,
+        .small_copy_fixed_ns = 2000,
         .leak_growing_fraction = 0.5,
         .fragmentation_min_ratio = 0.5,
         .fragmentation_min_free = 32 * XP_MIB,
@@ -43,6 +45,7 @@ struct xp_setting {
 
 static const struct xp_setting xp_settings[] = {
     XP_INT("sync-in-loop", "min_count", sync_in_loop_min_count, 1),
+    XP_INT("sync-in-loop", "sparse_every", sync_in_loop_sparse_every, 2),
     XP_INT("redundant-upload", "min_repeats", redundant_min_repeats, 2),
     XP_INT("small-copies", "max_bytes", small_copy_max_bytes, 0),
     XP_INT("small-copies", "min_count", small_copies_min_count, 1),
@@ -51,6 +54,7 @@ static const struct xp_setting xp_settings[] = {
     XP_INT("low-bandwidth", "min_count", low_bandwidth_min_count, 1),
     XP_REAL("low-bandwidth", "min_share", low_bandwidth_min_share, 0, 1),
     XP_REAL("small-copies", "min_share", small_copies_min_share, 0, 1),
+    XP_INT("small-copies", "fixed_ns", small_copy_fixed_ns, 0),
     XP_INT("leak", "min_count", leak_min_count, 1),
     XP_REAL("leak", "growing_fraction", leak_growing_fraction, 0, 1),
     XP_REAL("fragmentation", "min_ratio", fragmentation_min_ratio, 0, 1),

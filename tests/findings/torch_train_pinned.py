@@ -9,6 +9,7 @@ PyTorch's caching allocator keeps its segments until exit: saying so is fine.
 
 TRUTH: none
 ALLOW: leak(held-to-exit)
+ALLOW: leak(caching-allocator)
 ALLOW: fragmentation(caching-allocator)
 """
 import queue

@@ -11,6 +11,7 @@ TRUTH: redundant-upload @ emb
 TRUTH: sync-in-loop @ item
 TRUTH: leak(growing) @ keep
 ALLOW: leak(held-to-exit)
+ALLOW: leak(caching-allocator)
 ALLOW: fragmentation(caching-allocator)
 """
 import torch

@@ -171,14 +171,14 @@ def db_findings(conn, sym):
         # A sampled fingerprint counts once confirmed by its full hash.
         ups = [c for c in ok if c['direction'] == 'H2D' and c['fingerprint'] is not None and
                (c['fingerprint_kind'] == 'full' or c['full_fingerprint'] is not None)]
+        def content(c):
+            return (c['full_fingerprint'] if c['fingerprint_kind'] == 'sampled' else c['fingerprint'],
+                    c['fingerprint_kind'], c['bytes'])
         for c in ups:
-            if c['fingerprint_kind'] == 'sampled':
-                c['fingerprint'] = c['full_fingerprint']
-        for c in ups:
-            key = (c['fingerprint'], c['fingerprint_kind'], c['bytes'])
+            key = content(c)
             seen_site[key] = seen_site.get(key, 0) + 1
         for c in ups:
-            key = (c['fingerprint'], c['fingerprint_kind'], c['bytes'])
+            key = content(c)
             dkey = key + (c['dst'], c['device'], c['kernel_seq'])
             if dkey in seen_dst or (seen_site[key] >= REDUNDANT_SITE_MIN and
                                     any(k[:3] == key for k in seen_dst)):

@@ -35,10 +35,15 @@ for tag, env in (('segments', None), ('expandable', EXPANDABLE)):
     check(not [f for f in leaks if f['details'].get('kind') == 'growing'],
           '%s: no growing leak' % tag, kinds(leaks))
     cached = [f for f in leaks if f['details'].get('kind') == 'caching-allocator']
-    check(cached and all(f['severity'] == 'info' and
-                         f['details'].get('allocator') == "PyTorch's caching allocator"
-                         for f in cached),
-          "%s: segments held by PyTorch's caching allocator" % tag, kinds(leaks))
+    # Device segments are the caching allocator's; the pinned host block
+    # behind .item() (what it copies the value into) is the pinned-memory cache's.
+    owner = {'device': "PyTorch's caching allocator", 'physical': "PyTorch's caching allocator",
+             'pinned': "PyTorch's pinned-memory cache"}
+    check(any(f['details'].get('memory') in ('device', 'physical') for f in cached) and
+          all(f['severity'] == 'info' and
+              f['details'].get('allocator') == owner.get(f['details'].get('memory')) for f in cached),
+          "%s: segments held by PyTorch's caching allocators" % tag,
+          [(f['details'].get('memory'),) + k for f, k in zip(cached, kinds(cached))])
     # Reserved address ranges (many GiB of nothing) and mappings are not held memory.
     check(all(f['details'].get('memory') not in ('reserved', 'mapped') for f in leaks),
           '%s: only held memory' % tag, [f['details'].get('memory') for f in leaks])
