@@ -1227,7 +1227,7 @@ static void test_rule_table(void **state)
 {
     static const char *const ids[] = {"async-pageable", "sync-in-loop", "redundant-upload", "reupload-fresh", "round-trip",
                                       "small-copies", "low-bandwidth", "leak", "invalid-free",
-                                      "fragmentation", "oom"};
+                                      "fragmentation", "oom", "device-placement"};
     assert_int_equal(xp_nrules, sizeof ids / sizeof ids[0]);
     for (size_t i = 0; i < xp_nrules; i++) {
         assert_string_equal(xp_rules[i].id, ids[i]);
