@@ -1,12 +1,10 @@
 /* cmd_diff.c: `xferprof diff BASE NEW`, comparing two runs call site by call site (docs/diff.md). */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xp_commands.h"
@@ -14,6 +12,7 @@
 #include "xp_analysis.h"
 #include "xp_cli.h"
 #include "xp_output.h"
+#include "xp_paths.h"
 
 
 static void xp_diff_usage(FILE *f)
@@ -38,115 +37,6 @@ static void xp_diff_usage(FILE *f)
             "  --set R.K=V       a rule threshold for both runs' findings (docs/findings.md)\n"
             "\n"
             "Exit status: 0; 1 with --fail-on when it applies; 2 on bad usage or input.\n");
-}
-
-/* A growable list of owned paths. */
-struct xp_paths {
-    char **v;
-    size_t n, cap;
-};
-
-static int xp_paths_add(struct xp_paths *p, const char *s, size_t len)
-{
-    if (xp_grow(&p->v, &p->cap, p->n + 1, sizeof *p->v) != 0)
-        return -1;
-    char *c = strndup(s, len);
-    if (!c)
-        return -1;
-    p->v[p->n++] = c;
-    return 0;
-}
-
-static void xp_paths_free(struct xp_paths *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i]);
-    free(p->v);
-    *p = (struct xp_paths){0};
-}
-
-static int xp_strptr_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static bool xp_is_db_name(const char *name)
-{
-    size_t n = strlen(name);
-    return n > 3 && strcmp(name + n - 3, ".db") == 0;
-}
-
-/* A directory's *.db files, sorted (so that "by order" pairing is stable). */
-static int xp_expand_dir(const char *dir, struct xp_paths *out, char *err, size_t errlen)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    size_t first = out->n;
-    struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (!xp_is_db_name(e->d_name))
-            continue;
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *path = malloc(len);
-        if (!path) {
-            rc = -1;
-            break;
-        }
-        snprintf(path, len, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-            rc = xp_paths_add(out, path, strlen(path));
-        free(path);
-    }
-    closedir(d);
-    if (rc != 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    if (out->n == first) {
-        snprintf(err, errlen, "%s: no databases (*.db) in this directory", dir);
-        return -1;
-    }
-    xp_sort(out->v + first, out->n - first, sizeof *out->v, xp_strptr_cmp);
-    return 0;
-}
-
-/* BASE or NEW: a database, a comma-separated list, or a directory. */
-static int xp_expand_side(const char *arg, struct xp_paths *out, char *err, size_t errlen)
-{
-    const char *p = arg;
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len > 0) {
-            char *one = strndup(p, len);
-            struct stat sb;
-            if (!one) {
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            int rc = stat(one, &sb) == 0 && S_ISDIR(sb.st_mode)
-                         ? xp_expand_dir(one, out, err, errlen)
-                         : xp_paths_add(out, one, len);
-            if (rc != 0 && !err[0])
-                snprintf(err, errlen, "out of memory");
-            free(one);
-            if (rc != 0)
-                return -1;
-        }
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    if (out->n == 0) {
-        snprintf(err, errlen, "'%s': no database given", arg);
-        return -1;
-    }
-    return 0;
 }
 
 static int xp_render(FILE *f, enum xp_doc_format fmt, const struct xp_diff *d,
@@ -231,7 +121,7 @@ int xp_command_diff(int argc, char **argv)
     }
     for (int s = 0; s < 2; s++) {
         rep[s].th = th;
-        if (xp_expand_side(sides[s], &paths[s], err, sizeof err) != 0 ||
+        if (xp_paths_expand_list(sides[s], &paths[s], err, sizeof err) != 0 ||
             xp_analysis_load(&rep[s], paths[s].v, paths[s].n, isatty(STDERR_FILENO), "diff", err,
                              sizeof err) != 0) {
             fprintf(stderr, "xferprof diff: %s\n", err);

@@ -10,6 +10,7 @@
 #include "xp_analysis.h"
 #include "xp_cli.h"
 #include "xp_output.h"
+#include "xp_paths.h"
 #include "xp_render.h"
 #include "xp_report.h"
 #include "xp_totals.h"
@@ -27,11 +28,12 @@ struct xp_report_opts {
 static void xp_report_usage(FILE *f)
 {
     fprintf(f,
-            "Usage: xferprof report DB... [--format text|json|markdown|html] [-o FILE] [--top N]\n"
+            "Usage: xferprof report DB|DIR... [--format text|json|markdown|html] [-o FILE] [--top N]\n"
             "                       [--min-severity info|warning|error] [--set RULE.KEY=VALUE]...\n"
             "\n"
             "Reads the databases that `xferprof run` left (a pending journal DB.xpj is\n"
-            "ingested first) and reports, per process and for all together: copies and\n"
+            "ingested first; a folder DIR stands for its *.db files, the processes of one\n"
+            "job) and reports, per process and for all together: copies and\n"
             "bytes per direction, the call sites that move the most bytes and block the\n"
             "longest, device memory over time, and findings with their cost and fix.\n"
             "\n"
@@ -162,9 +164,15 @@ int xp_command_report(int argc, char **argv)
         return 2;
     }
     rc = 2;
-    char err[1200];
-    if (xp_analysis_load(&r, o.dbs, (size_t)o.n_dbs, isatty(STDERR_FILENO), "report", err,
-                         sizeof err) != 0) {
+    char err[1200] = "";
+    /* A folder stands for its databases: the processes of one job. */
+    struct xp_paths dbs = {0};
+    for (int i = 0; i < o.n_dbs; i++)
+        if (xp_paths_expand(o.dbs[i], &dbs, err, sizeof err) != 0) {
+            fprintf(stderr, "xferprof report: %s\n", err);
+            goto out;
+        }
+    if (xp_analysis_load(&r, dbs.v, dbs.n, isatty(STDERR_FILENO), "report", err, sizeof err) != 0) {
         fprintf(stderr, "xferprof report: %s\n", err);
         goto out;
     }
@@ -182,6 +190,7 @@ out:
         rc = 2;
     }
     xp_analysis_free(&r);
+    xp_paths_free(&dbs);
     free(o.dbs);
     return rc;
 }

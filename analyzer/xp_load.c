@@ -633,6 +633,22 @@ static int64_t xp_meta_int(const char *v, int64_t dflt)
     return errno == 0 && *end == '\0' ? (int64_t)n : dflt;
 }
 
+/* meta device_uuid.N: the UUID of ordinal N.  Returns -1 when out of memory;
+ * an ordinal that is not one is left out. */
+static int xp_ld_device_uuid(struct xp_process *p, int64_t ordinal, const char *uuid)
+{
+    if (ordinal < 0 || ordinal >= 1024)
+        return 0;
+    size_t need = (size_t)ordinal + 1, cap = p->n_device_uuids;
+    if (need > cap && xp_grow(&p->device_uuids, &cap, need, sizeof *p->device_uuids) != 0)
+        return -1;
+    if (need > p->n_device_uuids)
+        p->n_device_uuids = need;
+    free(p->device_uuids[ordinal]);
+    p->device_uuids[ordinal] = strdup(uuid);
+    return p->device_uuids[ordinal] ? 0 : -1;
+}
+
 static int xp_ld_meta(struct xp_ld *L)
 {
     struct xp_process *p = L->p;
@@ -668,7 +684,16 @@ static int xp_ld_meta(struct xp_ld *L)
             p->cmdline = v ? strdup(v) : NULL;
         else if (strcmp(k, "records_lost_reason") == 0 && !p->records_lost_reason)
             p->records_lost_reason = v ? strdup(v) : NULL;
-        else if (strcmp(k, "times_fixed") == 0 && xp_meta_int(v, 0) > 0)
+        else if (strcmp(k, "local_rank") == 0)
+            p->local_rank = xp_meta_int(v, -1);
+        else if (strcmp(k, "cuda_visible_devices") == 0 && !p->cuda_visible_devices)
+            p->cuda_visible_devices = strdup(v ? v : "");
+        else if (strncmp(k, "device_uuid.", 12) == 0 && v) {
+            if (xp_ld_device_uuid(p, xp_meta_int(k + 12, -1), v) != 0) {
+                sqlite3_finalize(st);
+                return xp_ld_oom(L);
+            }
+        } else if (strcmp(k, "times_fixed") == 0 && xp_meta_int(v, 0) > 0)
             xp_process_note(p, "%lld call(s) ended before they started (a clock stepped, or a "
                                "damaged record): stored as taking no time",
                             (long long)xp_meta_int(v, 0));
@@ -811,7 +836,7 @@ int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char
 int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
-    p->pid = p->ppid = p->rank = p->exit_status = -1;
+    p->pid = p->ppid = p->rank = p->exit_status = p->local_rank = -1;
     bool did = false, writable = false;
     struct xp_ld L = {.p = p, .err = err, .errlen = errlen};
     if (xp_load_open(path, &L.db, &writable, &did, err, errlen) != 0)
@@ -873,5 +898,9 @@ void xp_process_free(struct xp_process *p)
     free(p->hostname);
     free(p->cmdline);
     free(p->records_lost_reason);
+    free(p->cuda_visible_devices);
+    for (size_t i = 0; i < p->n_device_uuids; i++)
+        free(p->device_uuids[i]);
+    free(p->device_uuids);
     memset(p, 0, sizeof *p);
 }

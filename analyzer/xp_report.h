@@ -181,6 +181,13 @@ struct xp_process {
     char **notes; size_t n_notes;               /* "module X is no longer on disk", ... */
     void *symbols;           /* owned by xp_symbols.c: the strings the frames point to */
     void *pyframes;          /* owned by xp_pyframes.c: the names Python frames point to */
+
+    /* Where the process ran (meta, docs/schema.md): its LOCAL_RANK (-1 none),
+     * CUDA_VISIBLE_DEVICES as it was (NULL when unset), and the UUID of each
+     * device ordinal it used (index = ordinal; NULL when not recorded). */
+    int64_t local_rank;
+    char *cuda_visible_devices;
+    char **device_uuids; size_t n_device_uuids;
 };
 
 enum xp_severity { XP_SEV_INFO = 0, XP_SEV_WARNING = 1, XP_SEV_ERROR = 2 };

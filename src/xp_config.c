@@ -113,17 +113,31 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
     return rc;
 }
 
-const char *xp_config_rank(void)
+/* The value of the first of `names` that is set (and not empty), or NULL. */
+static const char *xp_first_env(const char *const *names, size_t n)
 {
-    /* torchrun/accelerate, then per-node launchers, Open MPI, Slurm. */
-    static const char *const names[] = {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
-                                        "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *v = xp_env(names[i]);
         if (v)
             return v;
     }
     return NULL;
+}
+
+const char *xp_config_rank(void)
+{
+    /* torchrun/accelerate, then per-node launchers, Open MPI, Slurm. */
+    static const char *const names[] = {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",
+                                        "SLURM_PROCID"};
+    return xp_first_env(names, sizeof names / sizeof names[0]);
+}
+
+const char *xp_config_local_rank(void)
+{
+    /* torchrun/accelerate, Open MPI, Slurm, MPICH/Intel MPI (Hydra). */
+    static const char *const names[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                        "SLURM_LOCALID", "MPI_LOCALRANKID"};
+    return xp_first_env(names, sizeof names / sizeof names[0]);
 }
 
 /* Appends s to out at *pos; -1 when it (plus the final NUL) does not fit. */

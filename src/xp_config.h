@@ -50,6 +50,11 @@ const char *xp_config_fingerprint_name(xp_fp_mode m);
  * SLURM_PROCID (first set wins), or NULL. */
 const char *xp_config_rank(void);
 
+/* The rank of this process among those of its machine, from LOCAL_RANK,
+ * OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID or MPI_LOCALRANKID (first set
+ * wins), or NULL. */
+const char *xp_config_local_rank(void);
+
 /* Expands %p (pid), %h (host name), %r (rank, "0" when none is set),
  * %t (start time, local, YYYYmmdd-HHMMSS) and %% in pattern.  Returns 0, or
  * -1 if the result does not fit or the pattern has an unknown %-sequence. */

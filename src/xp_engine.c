@@ -23,6 +23,7 @@
 
 #include <cuda.h>
 #include "xp_config.h"
+#include "xp_devices.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
 #include "xp_modules.h"
@@ -301,6 +302,7 @@ static int start(void)
     const char *rank = xp_config_rank();
     if (rank)
         put_meta("rank", rank);
+    xp_devices_start_meta(S.journal, my_tid());
     xp_stack_init();
     xp_modules_scan(S.journal);
 
@@ -562,7 +564,7 @@ typedef CUresult (*cu_mem_get_info_fn)(size_t *, size_t *);
 
 /* The driver's own entry points, looked up in the libcuda the runtime has
  * loaded (never loading one ourselves). */
-static void *driver_symbol(const char *name)
+void *xp_driver_symbol(const char *name)
 {
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h == NULL)
@@ -578,7 +580,7 @@ static void ask_driver(uint64_t addr, xp_where *out)
 {
     cu_pointer_get_attribute_fn fn = atomic_load_explicit(&cu_attr, memory_order_relaxed);
     if (fn == NULL) {
-        fn = (cu_pointer_get_attribute_fn)driver_symbol("cuPointerGetAttribute");
+        fn = (cu_pointer_get_attribute_fn)xp_driver_symbol("cuPointerGetAttribute");
         if (fn == NULL)
             return;
         atomic_store_explicit(&cu_attr, fn, memory_order_relaxed);
@@ -634,7 +636,7 @@ void xp_classify(uint64_t addr, xp_where *out)
 
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
 {
-    cu_mem_get_info_fn fn = (cu_mem_get_info_fn)driver_symbol("cuMemGetInfo_v2");
+    cu_mem_get_info_fn fn = (cu_mem_get_info_fn)xp_driver_symbol("cuMemGetInfo_v2");
     if (fn == NULL)
         return -1;
     size_t f = 0, t = 0;
@@ -807,6 +809,8 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
         }
     }
     xp_journal_commit(r);
+    if (status == 0)
+        xp_devices_used(device);
 }
 
 /* Kept in the handles table, not the memory table (xp_registry.h). */
@@ -854,6 +858,8 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
     r->mem_total = mem_total;
     r->kind = kind;
     xp_journal_commit(r);
+    if (status == 0)
+        xp_devices_used(device);
 }
 
 int xp_physical_device(uint64_t handle)

@@ -177,6 +177,10 @@ xp_journal *xp_engine_journal(void);
 uint32_t xp_engine_tid(void);
 void xp_engine_meta(const char *key, const char *value);
 
+/* An entry point of the libcuda.so.1 the process has loaded (never loading
+ * one ourselves), NULL when none is loaded or it lacks `name`. */
+void *xp_driver_symbol(const char *name);
+
 /* The driver's cuMemGetInfo_v2 for the current context (no runtime state
  * touched): 0 on success. */
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);

@@ -21,5 +21,6 @@ const struct xp_rule xp_rules[] = {
     {"invalid-free", xp_rule_invalid_free, "frees of pointers that were not live allocations, and failed frees"},
     {"fragmentation", xp_rule_fragmentation, "device memory free only in holes between live allocations"},
     {"oom", xp_rule_oom, "allocations that failed for lack of device memory"},
+    {"device-placement", xp_rule_device_placement, "ranks of one job that share a GPU or use another than their LOCAL_RANK's"},
 };
 const size_t xp_nrules = sizeof xp_rules / sizeof xp_rules[0];

@@ -15,5 +15,6 @@ void xp_rule_leak(struct xp_report *r);
 void xp_rule_invalid_free(struct xp_report *r);
 void xp_rule_fragmentation(struct xp_report *r);
 void xp_rule_oom(struct xp_report *r);
+void xp_rule_device_placement(struct xp_report *r);
 
 #endif

@@ -1,5 +1,6 @@
 /* xpsim_config.c: reads the XFERPROF_SIM_* environment once, with defaults. */
 #include "xpsim_config.h"
+#include "xpsim_devices.h"
 
 #include <cuda.h>
 #include <ctype.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* Defaults: a 16 GiB device behind a PCIe 4.0 x16 link as measured in
  * practice (about 25 GB/s pinned, 10 GB/s pageable with staging). */
@@ -206,6 +208,11 @@ static void load_config(void)
         else
             warn_bad("XFERPROF_SIM_DEVICES", v);
     }
+    if (gethostname(config.hostname, sizeof config.hostname - 1) != 0)
+        config.hostname[0] = '\0';
+    /* Read once, at the first CUDA call, as the real driver does. */
+    config.visible_count = xpsim_visible_parse(getenv("CUDA_VISIBLE_DEVICES"), config.devices,
+                                               config.hostname, config.visible);
     if ((v = getenv("XFERPROF_SIM_BANDWIDTH")) && *v)
         parse_bandwidth(v);
     if ((v = getenv("XFERPROF_SIM_LATENCY")) && *v && !xpsim_parse_duration(v, &config.latency_ns))

@@ -9,7 +9,12 @@
 
 typedef struct xpsim_config {
     uint64_t memory_bytes;     /* XFERPROF_SIM_MEMORY: capacity of each device */
-    int devices;               /* XFERPROF_SIM_DEVICES: number of devices (1..16) */
+    int devices;               /* XFERPROF_SIM_DEVICES: number of physical devices (0..16) */
+    /* CUDA_VISIBLE_DEVICES: the physical device behind each ordinal the
+     * process sees, visible_count of them (xpsim_devices.h). */
+    int visible[XPSIM_MAX_DEVICES];
+    int visible_count;
+    char hostname[256];        /* the machine the devices' UUIDs belong to */
     double pinned_bps;         /* XFERPROF_SIM_BANDWIDTH pinned=: host<->device, pinned host */
     double pageable_bps;       /* pageable=: host<->device through the staging buffer */
     double device_bps;         /* device=: device-to-device inside one device */

@@ -1,4 +1,5 @@
 /* drv_state.c: cuInit, devices, contexts, and fork behaviour of the simulated driver. */
+#include "xpsim_devices.h"
 #include "xpsim_driver.h"
 #include "xpsim_stream.h"
 
@@ -35,12 +36,15 @@ static void mark_forked_child(void)
 static void do_init(void)
 {
     const xpsim_config *cfg = xpsim_config_get();
-    if (cfg->devices == 0) {
+    /* No device at all, or none that CUDA_VISIBLE_DEVICES lets us see. */
+    if (cfg->visible_count == 0) {
         init_result = CUDA_ERROR_NO_DEVICE;
         return;
     }
-    for (int i = 0; i < cfg->devices; i++) {
+    for (int i = 0; i < cfg->visible_count; i++) {
         devices[i].ordinal = i;
+        devices[i].physical = cfg->visible[i];
+        xpsim_device_uuid(cfg->visible[i], cfg->hostname, devices[i].uuid);
         devices[i].primary.device = i;
         if (xpsim_devmem_init(&devices[i].mem, i, cfg->memory_bytes) != CUDA_SUCCESS) {
             fprintf(stderr, "xferprof-sim: cannot reserve %llu bytes of address space for device %d\n",
@@ -51,7 +55,7 @@ static void do_init(void)
         xpsim_debug("device %d: [%#llx, %#llx)", i, (unsigned long long)devices[i].mem.base,
                     (unsigned long long)(devices[i].mem.base + devices[i].mem.capacity));
     }
-    device_count = cfg->devices;
+    device_count = cfg->visible_count;
     xpsim_streams_init(device_count);
     pthread_atfork(NULL, NULL, mark_forked_child);
     init_result = CUDA_SUCCESS;
@@ -182,9 +186,9 @@ XPSIM_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
     CUresult rc = xpdrv_check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
-    memset(uuid, 0, sizeof *uuid);
-    memcpy(uuid->bytes, "xferprof-sim", 12);
-    uuid->bytes[15] = (char)dev;
+    /* The physical GPU's, whatever ordinal it has here.  Like NVIDIA's, it
+     * leaves the context's sticky error alone (it needs no context). */
+    memcpy(uuid->bytes, devices[dev].uuid, sizeof uuid->bytes);
     return CUDA_SUCCESS;
 }
 
@@ -195,7 +199,7 @@ XPSIM_API CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
     CUresult rc = xpdrv_check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
-    snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", 0x10 + dev);
+    snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", 0x10 + devices[dev].physical);
     return CUDA_SUCCESS;
 }
 
@@ -227,7 +231,7 @@ static bool device_attribute(CUdevice_attribute attrib, CUdevice dev, int *out)
     case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: *out = 512; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *out = 1; break;
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *out = 1; break;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *out = 0x10 + dev; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *out = 0x10 + devices[dev].physical; break;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_TCC_DRIVER: *out = 0; break;
@@ -246,7 +250,7 @@ static bool device_attribute(CUdevice_attribute attrib, CUdevice dev, int *out)
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *out = 65536; break;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: *out = 1; break;
     case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: *out = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: *out = dev; break;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: *out = devices[dev].physical; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: *out = 1; break;

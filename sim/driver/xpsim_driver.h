@@ -23,6 +23,8 @@ struct CUctx_st {
 
 typedef struct xpsim_device {
     int ordinal;
+    int physical;              /* the GPU behind the ordinal (CUDA_VISIBLE_DEVICES) */
+    unsigned char uuid[16];    /* the physical GPU's, xpsim_device_uuid */
     xpsim_devmem mem;
     struct CUctx_st primary;
     int primary_refs;          /* cuDevicePrimaryCtxRetain count, under xpdrv_lock */

@@ -128,6 +128,17 @@ static int fault(void)
     CHECK_CUDA(cudaGetLastError(), cudaErrorIllegalAddress);
     CHECK_CUDA(cudaPeekAtLastError(), cudaErrorIllegalAddress);
     CHECK_CUDA(cudaStreamSynchronize(0), cudaErrorIllegalAddress);
+    // The driver's UUID query needs no context: it answers, and leaves the
+    // sticky error as it was (the preload relies on both, src/xp_devices.c).
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CHECK(cuda != NULL);
+    typedef int (*uuid_fn)(cudaUUID_t *, int);
+    uuid_fn get_uuid = (uuid_fn)dlsym(cuda, "cuDeviceGetUuid_v2");
+    CHECK(get_uuid != NULL);
+    cudaUUID_t uuid;
+    CHECK_EQ(get_uuid(&uuid, 0), 0);
+    CHECK_CUDA(cudaPeekAtLastError(), cudaErrorIllegalAddress);
+    CHECK_CUDA(cudaMalloc(&p, 16), cudaErrorIllegalAddress);
 
     CHECK_OK(cudaDeviceReset());
     // A fresh context: allocation, copies and launches work again.  (Launch

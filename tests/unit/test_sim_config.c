@@ -5,9 +5,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "xpsim_config.h"
+#include "xpsim_devices.h"
 
 static void test_sizes(void **state)
 {
@@ -72,12 +74,59 @@ static void test_environment(void **state)
     (void)state;
 }
 
+/* UUIDs: a function of the machine and the physical index only. */
+static void test_device_uuids(void **state)
+{
+    unsigned char a[XPSIM_UUID_BYTES], b[XPSIM_UUID_BYTES], c[XPSIM_UUID_BYTES];
+    xpsim_device_uuid(1, "node-a", a);
+    xpsim_device_uuid(1, "node-a", b);
+    assert_memory_equal(a, b, sizeof a);
+    xpsim_device_uuid(2, "node-a", c);
+    assert_memory_not_equal(a, c, sizeof a);
+    xpsim_device_uuid(1, "node-b", c);
+    assert_memory_not_equal(a, c, sizeof a);
+    static const unsigned char u[XPSIM_UUID_BYTES] = {0x89, 0x32, 0xf9, 0x37, 0xd7, 0x2c, 0x41, 0x06,
+                                                      0xc1, 0x2f, 0x20, 0xbd, 0x9f, 0xae, 0xd9, 0xf6};
+    char text[XPSIM_UUID_TEXT];
+    xpsim_uuid_format(u, text);
+    assert_string_equal(text, "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6");
+    (void)state;
+}
+
+static void test_visible_devices(void **state)
+{
+    int v[XPSIM_MAX_DEVICES];
+    assert_int_equal(xpsim_visible_parse(NULL, 3, "h", v), 3);
+    assert_int_equal(v[2], 2);
+    assert_int_equal(xpsim_visible_parse("", 3, "h", v), 0);
+    assert_int_equal(xpsim_visible_parse("2,0", 3, "h", v), 2);
+    assert_int_equal(v[0], 2);
+    assert_int_equal(v[1], 0);
+    assert_int_equal(xpsim_visible_parse("1,1,0", 3, "h", v), 1);   /* no device twice */
+    assert_int_equal(xpsim_visible_parse("1,,0", 3, "h", v), 1);
+    assert_int_equal(xpsim_visible_parse("1,3", 3, "h", v), 1);
+    assert_int_equal(xpsim_visible_parse(" 1", 3, "h", v), 0);
+    assert_int_equal(xpsim_visible_parse("MIG-1", 3, "h", v), 0);
+    unsigned char u[XPSIM_UUID_BYTES];
+    char text[XPSIM_UUID_TEXT], value[64];
+    xpsim_device_uuid(2, "h", u);
+    xpsim_uuid_format(u, text);
+    snprintf(value, sizeof value, "0,%s", text);
+    assert_int_equal(xpsim_visible_parse(value, 3, "h", v), 2);
+    assert_int_equal(v[1], 2);
+    /* Another machine's GPU is not one of ours. */
+    assert_int_equal(xpsim_visible_parse(value, 3, "other", v), 1);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rates_and_durations),
         cmocka_unit_test(test_environment),
+        cmocka_unit_test(test_device_uuids),
+        cmocka_unit_test(test_visible_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
