@@ -15,8 +15,9 @@ static inline uint64_t xpsim_now_ns(void)
 }
 
 /* Blocks the calling thread until xpsim_now_ns() >= deadline_ns.  Sleeps for
- * long waits and spins (yielding) for the last stretch, because nanosleep
- * overshoots by tens of microseconds and small copies are that short. */
+ * long waits and spins, without yielding, for the last stretch, because
+ * nanosleep overshoots by tens of microseconds and small copies are that
+ * short. */
 void xpsim_sleep_until(uint64_t deadline_ns);
 
 #endif
