@@ -27,9 +27,7 @@ static void xp_async_pageable_process(struct xp_report *r, const struct xp_proce
     size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);
     if (!site_of || xp_sites_of_copies(&sites, p, true, xp_async_pageable_copy, &r->th, site_of) != 0)
         goto out;
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (site_of[i] != XP_NO_SITE)
-            xp_claim(r, p, i);   /* every site gets its finding */
+    xp_claim_sites(r, p, site_of, NULL);   /* every site gets its finding */
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         struct xp_finding *f = xp_report_add(

@@ -65,9 +65,7 @@ static void xp_small_copies_process(struct xp_report *r, const struct xp_process
         xp_finding_num(f, "per_copy_ns", s->time_ns / (int64_t)s->count);
         xp_finding_text(f, "run_share", "%.3f", share);
     }
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (site_of[i] != XP_NO_SITE && flagged[site_of[i]])
-            xp_claim(r, p, i);
+    xp_claim_sites(r, p, site_of, flagged);
 out:
     free(flagged);
     free(site_of);

@@ -340,9 +340,7 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         xp_finding_num(f, "stalls", (int64_t)episodes);
         xp_finding_num(f, "loop_iterations_per_stall", (int64_t)every);
     }
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (site_of[i] != XP_NO_SITE && flagged[site_of[i]])
-            xp_claim(r, p, i);
+    xp_claim_sites(r, p, site_of, flagged);
 out:
     free(flagged);
     free(tmp);

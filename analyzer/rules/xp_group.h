@@ -147,6 +147,16 @@ static inline void xp_claim(struct xp_report *r, const struct xp_process *p, siz
     r->procs[p - r->procs].copies[i].claimed = true;
 }
 
+/* Claims every copy of p whose site (site_of[i], from xp_sites_of_copies)
+ * got a finding: flagged[site], or every site when flagged is NULL. */
+static inline void xp_claim_sites(struct xp_report *r, const struct xp_process *p, const size_t *site_of,
+                                  const bool *flagged)
+{
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (site_of[i] != XP_NO_SITE && (!flagged || flagged[site_of[i]]))
+            xp_claim(r, p, i);
+}
+
 /* The indices of the copies that pass keep(), in time order (start_ns, then
  * index); *n gets their number.  NULL when out of memory (or none: *n 0). */
 size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n);
