@@ -3,13 +3,16 @@
  * (run with XFERPROF_SIM_LATENCY=0), with and without the preload: the
  * difference per call is what the profiler adds.
  *
- *   bench_overhead time N [REPS [FRAMES [BYTES]]]
+ *   bench_overhead time N [REPS [FRAMES [BYTES [same|new]]]]
  *       prints "ns_per_call X": the best of REPS runs of N calls, made from
  *       FRAMES (default 32) nested frames of this program, so that a 32-frame
  *       stack is full; only the calls are timed, the stream is drained
  *       between batches of 1000.  BYTES (default 8): the size of each copy
  *       (on the stub runtime, where copies return at once, what a larger
- *       copy adds is the preload's fingerprint of it)
+ *       copy adds is the preload's fingerprint of it).  same (default): every
+ *       copy sends the same bytes, so from 64 KiB on each repeated sample is
+ *       confirmed by a full hash; new: a counter in the first 8 bytes makes
+ *       every copy new content (a changed sample, no confirmation)
  *   bench_overhead kill N
  *       makes N calls, then SIGKILLs itself: leaves a journal of N copy
  *       records to ingest
@@ -52,8 +55,10 @@ static void ok(cudaError_t rc, const char *what)
     }
 }
 
-/* Bytes per copy (bench_overhead time ... BYTES). */
+/* Bytes per copy (bench_overhead time ... BYTES), and whether each copy
+ * sends new content (... new). */
 static size_t copy_bytes = 8;
+static bool new_content;
 
 /* n calls in batches of BATCH; returns the nanoseconds spent in the calls. */
 static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
@@ -62,9 +67,12 @@ static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
     for (long done = 0; done < n;) {
         long k = n - done < BATCH ? n - done : BATCH;
         uint64_t t0 = now_ns();
-        for (long i = 0; i < k; i++)
+        for (long i = 0; i < k; i++) {
+            if (new_content)
+                memcpy((void *)pinned, &(uint64_t){(uint64_t)(done + i) ^ t0}, sizeof(uint64_t));
             ok(cudaMemcpyAsync(dev, pinned, copy_bytes, cudaMemcpyHostToDevice, s),
                "cudaMemcpyAsync");
+        }
         spent += now_ns() - t0;
         done += k;
         /* Untimed: keeps the simulator's queue short, so every batch starts
@@ -164,8 +172,9 @@ int main(int argc, char **argv)
     int reps = argc > 3 ? atoi(argv[3]) : 5;
     int frames = argc > 4 ? atoi(argv[4]) : 32;
     long bytes = argc > 5 ? strtol(argv[5], NULL, 10) : 8;
+    new_content = argc > 6 && strcmp(argv[6], "new") == 0;
     if (n <= 0 || reps <= 0 || frames <= 0 || frames > 10000 || bytes <= 0 ||
-        bytes > (1l << 30))
+        bytes > (1l << 30) || (argc > 6 && !new_content && strcmp(argv[6], "same") != 0))
         return 2;
     copy_bytes = (size_t)bytes;
     size_t buf = copy_bytes < 64 ? 64 : copy_bytes;
