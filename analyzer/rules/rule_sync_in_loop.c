@@ -20,7 +20,9 @@ static const char xp_fix_pytorch[] =
 static const char xp_fix_readback[] =
     "keep the value on the device: accumulate it there (a running sum, a device-side check) and "
     "copy it to the host every N steps or once after the loop, instead of copying and "
-    "synchronizing every iteration";
+    "synchronizing every iteration; where every iteration needs the result (a server's answer), "
+    "overlap iterations instead: two streams, the next one's upload and kernels queued before "
+    "waiting for this one's result";
 static const char xp_fix_readback_pytorch[] =
     "avoid .item(), .cpu() or .tolist() every step: accumulate in a CUDA tensor (loss_sum += "
     "loss.detach()) and read it every N steps or after the loop";
@@ -72,7 +74,8 @@ static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items,
  * how many iterations of the loops around it the site let pass: 1 for a
  * read every step (the step's batch upload came once), 0 for reads in an
  * inner loop or with nothing else between, N for a read every N steps
- * (every site of the step came N times).  A site whose stalls come once
+ * (every site of the step came N times).  Sites judged by this rule
+ * themselves count only when no other site came between (xp_stall).  A site whose stalls come once
  * per `sparse_every` or more iterations (the median over its stalls)
  * already reads "every N steps", which is the fix.  The busiest sites are
  * the XP_LOOP_SITES with the most episodes on the thread: a loop's sites
@@ -169,23 +172,33 @@ static int xp_find_busiest(struct xp_tracks *T)
 }
 
 /* One stall of blocking track b (of site stack_id, thread tid): the gap
- * since its last one, then the thread's busiest sites' counts as they are now. */
-static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt)
+ * since its last one, then the thread's busiest sites' counts as they are
+ * now.  The loop is told by the sites that are not themselves judged here
+ * (cand): a loss read every 50 steps says nothing of how many steps passed
+ * between two checkpoints; only when no other site came between are the
+ * other judged sites the measure. */
+static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt,
+                    const struct xp_sites *cand)
 {
     const struct xp_map_entry *th = xp_map_lookup(&T->thread, tid, 0, 0, 0);
     const struct xp_busiest *busy = th ? &T->busy[th->v0 - 1] : &(struct xp_busiest){.n = 0};
-    uint64_t fewest = UINT64_MAX;
+    uint64_t fewest[2] = {UINT64_MAX, UINT64_MAX};   /* other sites, judged sites */
     for (size_t i = 0; i < busy->n; i++) {
         size_t k = busy->track[i];
+        uint32_t site = (uint32_t)T->map.e[k].k[1];
         uint64_t since = cnt[k] - b->snap[i];
-        if (b->episodes > 1 && since && T->map.e[k].k[1] != stack_id && since < fewest)
-            fewest = since;
         b->snap[i] = cnt[k];
+        if (b->episodes < 2 || !since || site == stack_id)
+            continue;
+        size_t judged = xp_sites_lookup(cand, site) != XP_NO_SITE;
+        if (since < fewest[judged])
+            fewest[judged] = since;
     }
     if (b->episodes > 1) {
         if (xp_grow(&b->gaps, &b->cap_gaps, b->n_gaps + 1, sizeof *b->gaps) != 0)
             return -1;
-        b->gaps[b->n_gaps++] = fewest == UINT64_MAX ? 0 : fewest;
+        b->gaps[b->n_gaps++] = fewest[0] != UINT64_MAX ? fewest[0]
+                               : fewest[1] != UINT64_MAX ? fewest[1] : 0;
     }
     return 0;
 }
@@ -226,7 +239,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         if (!xp_episode(&T->v[b], c))
             continue;
         T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt) != 0)
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt, cand) != 0)
             goto out;
     }
     rc = 0;

@@ -213,6 +213,31 @@ static void test_sync_in_loop_sparse(void **state)
     assert_int_equal(run(&r, "sync-in-loop"), 1);
     assert_int_equal(at_site(&r, 3)->count, 800);
     assert_int_equal(num(at_site(&r, 3), "loop_iterations_per_stall"), 0);
+    /* Two reads at two rates, the loss every 50 steps and a checkpoint (6
+     * tensors back to back) every 100: the checkpoint's loop is the step,
+     * not the loss read. */
+    size_t n = 0;
+    for (size_t s = 0; s < 1000; s++) {
+        c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, MiB, (int64_t)n * 1000, 100, 1);
+        c[n++].kernel_seq = 20 * s;
+        if (s % 50 == 49) {
+            c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)n * 1000, 100, 2);
+            c[n].paired = true;
+            c[n++].kernel_seq = 20 * s + 10;
+        }
+        for (size_t t = 0; s % 100 == 99 && t < 6; t++) {
+            c[n] = copy(XP_DIR_D2H, XP_HM_PAGEABLE, XP_BL_SYNC, MiB, (int64_t)n * 1000, 100, 4);
+            c[n++].kernel_seq = 20 * s + 10;
+        }
+    }
+    p.n_copies = n;
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.min_count=5", err, sizeof err), 0);
+    assert_int_equal(run(&r, "sync-in-loop"), 0);
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.sparse_every=101", err, sizeof err), 0);
+    assert_int_equal(run(&r, "sync-in-loop"), 2);
+    assert_int_equal(num(at_site(&r, 4), "loop_iterations_per_stall"), 100);
+    assert_int_equal(num(at_site(&r, 4), "stalls"), 10);
+    xp_thresholds_default(&r.th);
     /* With nothing else between the reads (a loop on data already on the
      * device), every read is a stall of the loop. */
     for (size_t i = 0; i < 50; i++) {
