@@ -13,10 +13,15 @@
  * last record a thread was writing when the process died can be incomplete.
  *
  * A record is written body first; its header's `commit` word is stored last
- * (release order).  A reader accepts a record only if commit == XP_COMMIT and
- * stops reading the chunk at the first record that is not committed (or whose
- * size is impossible): "whole or absent".  Records are 8-byte aligned; their
- * size includes the header and any trailing variable-length bytes. */
+ * (release order): "whole or absent".  Since version 5 the commit word is the
+ * record's checksum (xp_record_checksum: the low 32 bits of XXH3-64 of every
+ * byte after the commit word, never 0), so a reader tells three states apart:
+ * 0, not written yet (or cut off mid-write: the end of the chunk); the
+ * checksum, a whole record; anything else, a damaged one, which the reader
+ * skips and reports (xp_journal.h) while the records after it stay readable.
+ * Before version 5 the commit word was the constant XP_COMMIT and a damaged
+ * record could not be told from a whole one.  Records are 8-byte aligned;
+ * their size includes the header and any trailing variable-length bytes. */
 #ifndef XP_FORMAT_H
 #define XP_FORMAT_H
 
@@ -25,12 +30,14 @@
 
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
-#define XP_COMMIT          0x54494d43u             /* "CMIT" */
-#define XP_JOURNAL_VERSION 4     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+#define XP_COMMIT          0x54494d43u             /* "CMIT": the commit word before version 5 */
+#define XP_JOURNAL_VERSION 5     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
                                     4: stack records grew Python frames; PYCODE; copy
                                        records grew full_fingerprint; sync records
-                                       copy_start_ns and the completed copy's fingerprint */
+                                       copy_start_ns and the completed copy's fingerprint.
+                                    5: the commit word is the record's checksum */
+#define XP_JOURNAL_CHECKSUM_VERSION 5   /* the first version whose records carry one */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))
@@ -75,10 +82,15 @@ typedef enum xp_rec_type {
     XP_REC_NVTX = 10,         /* an NVTX range pushed, popped, started or ended (version 3) */
     XP_REC_NAME = 11,         /* an interned NVTX name: written once per distinct name (version 3) */
     XP_REC_PYCODE = 12,       /* a Python code object: written once per distinct one (version 4) */
+    /* Never written: what the reader hands its callback in place of damaged
+     * bytes (a record whose checksum fails, and whatever follows it up to the
+     * next whole record), so that a consumer can count them as lost and move
+     * on past them (xp_journal.h). */
+    XP_REC_DAMAGED = 0xffff,
 } xp_rec_type;
 
 typedef struct xp_rec_header {
-    uint32_t commit;          /* XP_COMMIT, stored last */
+    uint32_t commit;          /* the checksum (version < 5: XP_COMMIT), stored last */
     uint16_t type;            /* xp_rec_type */
     uint16_t api;             /* xp_api id (xp_api.h) for call records, else 0 */
     uint32_t size;            /* whole record in bytes, multiple of 8 */

@@ -19,6 +19,7 @@
 #include "xp_format.h"
 #include "xp_ingest_py.h"
 #include "xp_schema.h"
+#include "xp_validate.h"
 
 /* Records per transaction: large enough that the commit (and the WAL
  * checkpoint it may trigger) is a small share of the time, small enough
@@ -72,6 +73,7 @@ enum {
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON, S_TIMES_FIXED,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
     S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE,
+    S_CORRUPT_GET, S_CORRUPT_ADD, S_CORRUPT_REASON,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
     S_COUNT
 };
@@ -118,6 +120,12 @@ static const char *const sql_text[S_COUNT] = {
     [S_LOST_N] = "INSERT INTO meta(key, value) VALUES ('records_lost', ?1) "
                  "ON CONFLICT(key) DO UPDATE SET value = "
                  "CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+    [S_CORRUPT_GET] = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'records_corrupt'",
+    [S_CORRUPT_ADD] = "INSERT INTO meta(key, value) VALUES ('records_corrupt', ?1) "
+                      "ON CONFLICT(key) DO UPDATE SET value = "
+                      "CAST(CAST(value AS INTEGER) + CAST(excluded.value AS INTEGER) AS TEXT)",
+    [S_CORRUPT_REASON] = "UPDATE meta SET value = replace(value, ?1, ?2) "
+                         "WHERE key = 'records_lost_reason'",
     [S_LOST_REASON] = "INSERT INTO meta(key, value) VALUES ('records_lost_reason', ?1) "
                       "ON CONFLICT(key) DO UPDATE SET value = CASE "
                       "WHEN value IS NULL OR value = '' THEN excluded.value "
@@ -176,7 +184,7 @@ struct xp_ingest {
 
     /* Records the open transaction could not store, by reason: counted into
      * records_lost at its commit, so they too are counted exactly once. */
-    uint64_t lost_unknown, lost_malformed, lost_duplicate;
+    uint64_t lost_corrupt, lost_malformed, lost_duplicate;
     uint64_t times_fixed;     /* calls stored with end_ns set to start_ns (see xp_store) */
 
     row_buf copies, syncs;
@@ -296,7 +304,7 @@ static void xp_rollback(xp_ingest *ig)
     ig->in_txn = false;
     ig->txn_records = 0;
     ig->copies.n = ig->syncs.n = 0;
-    ig->lost_unknown = ig->lost_malformed = ig->lost_duplicate = 0;
+    ig->lost_corrupt = ig->lost_malformed = ig->lost_duplicate = 0;
     ig->times_fixed = 0;
     ig->times_fixed = 0;
     for (size_t i = 0; i < ig->ndirty; i++)
@@ -365,6 +373,34 @@ static int xp_lost_in_txn(xp_ingest *ig, unsigned long long n, const char *reaso
     return xp_run(ig, S_LOST_REASON);
 }
 
+/* Counts the open transaction's damaged records (xp_validate.h, and what
+ * the reader hands over as XP_REC_DAMAGED) into records_lost.  They are one
+ * phrase of records_lost_reason however many transactions and passes found
+ * them, "N corrupt journal record(s)" with N the run's total (meta
+ * records_corrupt), rewritten in place.  Returns 0 or -1. */
+static int xp_lost_corrupt(xp_ingest *ig)
+{
+    sqlite3_stmt *g = ig->st[S_CORRUPT_GET];
+    int rc = sqlite3_step(g);
+    uint64_t before = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(g, 0) : 0;
+    sqlite3_reset(g);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return xp_db_fail(ig);
+    char was[64], now[64];
+    snprintf(was, sizeof was, "%" PRIu64 " corrupt journal record(s)", before);
+    snprintf(now, sizeof now, "%" PRIu64 " corrupt journal record(s)", before + ig->lost_corrupt);
+    sqlite3_bind_int64(ig->st[S_CORRUPT_ADD], 1, xp_i64(ig->lost_corrupt));
+    if (xp_run(ig, S_CORRUPT_ADD) != 0)
+        return -1;
+    if (before == 0)
+        return xp_lost_in_txn(ig, ig->lost_corrupt, now);
+    if (xp_lost_in_txn(ig, ig->lost_corrupt, NULL) != 0)
+        return -1;
+    sqlite3_bind_text(ig->st[S_CORRUPT_REASON], 1, was, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ig->st[S_CORRUPT_REASON], 2, now, -1, SQLITE_TRANSIENT);
+    return xp_run(ig, S_CORRUPT_REASON);
+}
+
 /* Commits the open transaction with what makes it exactly-once: the
  * progress of every chunk it read from, and the count of what it could not
  * store.  On failure everything is rolled back.  Returns 0 or -1. */
@@ -379,12 +415,8 @@ static int xp_commit(xp_ingest *ig)
         goto fail;
     if (xp_flush(ig, &ig->copies) != 0 || xp_flush(ig, &ig->syncs) != 0)
         goto fail;
-    if (ig->lost_unknown) {
-        snprintf(reason, sizeof reason, "%" PRIu64 " record(s) of unknown type skipped",
-                 ig->lost_unknown);
-        if (xp_lost_in_txn(ig, ig->lost_unknown, reason) != 0)
-            goto fail;
-    }
+    if (ig->lost_corrupt && xp_lost_corrupt(ig) != 0)
+        goto fail;
     if (ig->lost_malformed) {
         snprintf(reason, sizeof reason, "%" PRIu64 " malformed record(s) skipped",
                  ig->lost_malformed);
@@ -415,7 +447,7 @@ static int xp_commit(xp_ingest *ig)
         goto fail;
     ig->in_txn = false;
     ig->txn_records = 0;
-    ig->lost_unknown = ig->lost_malformed = ig->lost_duplicate = 0;
+    ig->lost_corrupt = ig->lost_malformed = ig->lost_duplicate = 0;
     ig->times_fixed = 0;
     for (size_t i = 0; i < ig->ndirty; i++)
         ig->dirty[ig->dirty_list[i]] = 0;
@@ -1046,26 +1078,16 @@ static int xp_store_meta(xp_ingest *ig, const xp_rec_meta *r)
  * the database failed. */
 static int xp_store(xp_ingest *ig, const xp_rec_header *h)
 {
-    static const uint32_t min_size[] = {
-        [XP_REC_META] = sizeof(xp_rec_meta),   [XP_REC_MODULE] = sizeof(xp_rec_module),
-        [XP_REC_STACK] = sizeof(xp_rec_stack), [XP_REC_COPY] = XP_REC_COPY_V1_SIZE,
-        [XP_REC_ALLOC] = sizeof(xp_rec_alloc), [XP_REC_FREE] = sizeof(xp_rec_free),
-        [XP_REC_SYNC] = XP_REC_SYNC_V2_SIZE,   [XP_REC_CALL] = sizeof(xp_rec_call),
-        [XP_REC_MEMSET] = XP_REC_MEMSET_V2_SIZE,
-        [XP_REC_NVTX] = sizeof(xp_rec_nvtx),   [XP_REC_NAME] = sizeof(xp_rec_name),
-        [XP_REC_PYCODE] = sizeof(xp_rec_pycode),
-    };
-    if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0]) {
-        ig->lost_unknown++;
+    /* Damaged bytes the reader skipped (XP_REC_DAMAGED is no type the
+     * validator knows), or values no writer produces: never stored. */
+    if (xp_validate_record(h) != NULL) {
+        ig->lost_corrupt++;
         return 0;
     }
-    if (h->size < min_size[h->type]) {
-        ig->lost_malformed++;
-        return 0;
-    }
-    /* A call that ends before it starts (the clock stepped, a corrupted
-     * record) is stored as taking no time and counted in meta times_fixed:
-     * a negative duration would be nonsense in every sum and report. */
+    /* A call that ends before it starts by no more than clock noise (the
+     * validator refuses more) is stored as taking no time and counted in meta
+     * times_fixed: a negative duration would be nonsense in every sum and
+     * report. */
     _Alignas(8) unsigned char fixed[256];
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
@@ -1099,8 +1121,9 @@ static int xp_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_NVTX: return xp_store_nvtx(ig, (const xp_rec_nvtx *)h);
     case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_store_pycode(ig, (const xp_rec_pycode *)h);
+    case XP_REC_DAMAGED: break;
     }
-    ig->lost_unknown++;
+    ig->lost_corrupt++;
     return 0;
 }
 

@@ -33,8 +33,10 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
  * when the file must grow.  Never allocates with malloc, never prints. */
 void *xp_journal_reserve(xp_journal *j, uint32_t size);
 
-/* Publishes a record written into space from xp_journal_reserve: stores
- * XP_COMMIT into its header with release ordering. */
+/* Publishes a record written into space from xp_journal_reserve (its
+ * header's size set): stores its checksum (xp_checksum.h) into its header's
+ * commit word with release ordering.  Nothing may write into the record
+ * afterwards. */
 void xp_journal_commit(void *record);
 
 /* Writes a META record (key, value) from thread tid; keys over 1000 bytes or
@@ -72,6 +74,8 @@ typedef struct xp_read_stats {
     uint64_t torn;            /* final reads: records found incomplete (a
                                  writer died mid-record, or the file was cut) */
     uint64_t bytes;           /* file size at the last read */
+    uint64_t damaged;         /* final reads: stretches of damaged bytes handed to the
+                                 callback as XP_REC_DAMAGED (see xp_journal_read) */
 } xp_read_stats;
 
 /* Opens a journal for reading.  Returns 0, or an errno value with a one-line
@@ -83,14 +87,25 @@ const xp_journal_header *xp_journal_info(const xp_journal_reader *r);
 
 /* Called for each committed record, in each chunk's order (chunks in index
  * order).  A non-zero return stops the read and is returned by
- * xp_journal_read (the record is then delivered again by the next read). */
+ * xp_journal_read (the record is then delivered again by the next read).
+ * Records of a version 5 journal arrive only when their checksum holds; the
+ * damaged bytes of a final read arrive as a header (not in the file) of type
+ * XP_REC_DAMAGED whose size spans them, at their offset, so that the
+ * consumer counts them and resumes after them like after any record. */
 typedef int (*xp_record_fn)(void *user, const xp_rec_header *record, uint64_t chunk,
                             uint32_t offset);
 
 /* Delivers the records committed since the previous call (or since the
  * positions given with xp_journal_seek).  With final, the writer is known to
- * be gone: an uncommitted or impossible record ends its chunk for good and
- * is counted in stats->torn if its header holds anything.  stats (may be
+ * be gone: an uncommitted record, or one cut off by the end of the file, ends
+ * its chunk for good and is counted in stats->torn if its header holds
+ * anything.  A committed record whose checksum fails, or whose size is
+ * impossible (version 5), is damaged: a live read waits there (the final one
+ * decides); a final read delivers it as XP_REC_DAMAGED together with what
+ * follows up to the next whole record (its own size when a whole record or
+ * the chunk's zero tail is there, else the first offset where a record's
+ * checksum holds, else the rest of the chunk).  Before version 5 a committed
+ * record with an impossible size ends its chunk as torn.  stats (may be
  * NULL) receives running totals.  Returns 0, the callback's non-zero value,
  * or -1 if the file could not be mapped or a seek could not be recorded (out
  * of memory). */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "xp_checksum.h"
 #include "xp_fds.h"
 #include "xp_journal.h"
 
@@ -34,6 +35,16 @@
  * garbage cannot send us out of the mapping.  (A file truncated by somebody
  * else *during* a read could still fault; the writer itself never shrinks the
  * file.)
+ *
+ * Damage (version 5).  A committed record is believed only when its checksum
+ * holds.  One that fails is not the writer's doing (the commit word is
+ * stored last, once the record is whole), so a final read skips it, and
+ * finds where the next record starts: at the damaged record's own size when
+ * a whole record (or the zero tail of the chunk) is there, for a size is
+ * the field most likely intact; else at the first 8-byte offset where a
+ * record's checksum holds, which a stretch of garbage matches with odds of
+ * 2^-32 per offset tried.  A live read stops there instead: the writer may
+ * still be writing after it, and the final read settles it.
  */
 
 enum {
@@ -61,6 +72,8 @@ struct xp_journal_reader {
     uint64_t cap;
     uint64_t first_open; /* every chunk below it is done */
     bool failed;         /* a seek could not be recorded: the next read says so */
+    bool checksums;      /* version 5 or later: commit words are checksums */
+    xp_rec_header damaged;  /* what the callback gets for damaged bytes */
     xp_read_stats stats;
 };
 
@@ -161,6 +174,7 @@ int xp_journal_open(const char *path, xp_journal_reader **out, char *err, size_t
     }
     r->id = (xp_file_id){.dev = st.st_dev, .ino = st.st_ino};
     r->info = h;
+    r->checksums = h.version >= XP_JOURNAL_CHECKSUM_VERSION;
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         e = errno;
@@ -299,6 +313,41 @@ static uint32_t xp_head_bytes(uint32_t off, uint32_t limit)
     return n < sizeof(xp_rec_header) ? n : (uint32_t)sizeof(xp_rec_header);
 }
 
+/* Whether [off, off + size) can hold a record of a chunk whose bytes end at limit. */
+static bool xp_fits(uint32_t off, uint32_t size, uint32_t limit)
+{
+    return size >= sizeof(xp_rec_header) && (size & 7u) == 0 && size <= limit - off;
+}
+
+/* Whether a whole version 5 record starts at off: committed, inside the
+ * chunk's bytes, its checksum right. */
+static bool xp_intact(const unsigned char *base, uint32_t off, uint32_t limit)
+{
+    if (off + sizeof(xp_rec_header) > limit)
+        return false;
+    const xp_rec_header *h = (const void *)(base + off);
+    uint32_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
+    return commit != 0 && xp_fits(off, h->size, limit) &&
+           commit == xp_record_checksum(h, h->size);
+}
+
+/* Final read: the length of the damaged bytes from off, where a record
+ * claiming `size` bytes failed its checksum (see "Damage" at the top). */
+static uint32_t xp_damaged_span(const unsigned char *base, uint32_t off, uint32_t limit,
+                                uint32_t size)
+{
+    if (xp_fits(off, size, limit) &&
+        (size == limit - off || xp_intact(base, off + size, limit) ||
+         !xp_nonzero(base + off + size, limit - off - size)))
+        return size;
+    /* No record is shorter than its header. */
+    for (uint32_t q = off + sizeof(xp_rec_header); q + sizeof(xp_rec_header) <= limit; q += 8)
+        if (xp_intact(base, q, limit))
+            return q - off;
+    /* A file cut at an odd length leaves a few bytes for the torn count. */
+    return (limit - off) & ~7u;
+}
+
 static int xp_read_chunk(xp_journal_reader *r, uint64_t chunk, uint64_t size, xp_record_fn fn,
                          void *user, bool final)
 {
@@ -345,17 +394,32 @@ static int xp_read_chunk(xp_journal_reader *r, uint64_t chunk, uint64_t size, xp
         }
         const xp_rec_header *h = (const void *)(base + off);
         uint32_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
-        if (commit != XP_COMMIT) {
+        uint32_t rsize = h->size;
+        /* Not committed; or before version 5 impossible; or it runs past the
+         * end of a cut file. */
+        if (commit == 0 || (!r->checksums && (commit != XP_COMMIT || !xp_fits(off, rsize, limit))) ||
+            (!xp_fits(off, rsize, limit) && xp_fits(off, rsize, XP_CHUNK_SIZE) &&
+             limit < XP_CHUNK_SIZE)) {
             if (final)
                 xp_end_chunk(r, c, base, off, xp_head_bytes(off, limit));
             return 0;
         }
-        uint32_t rsize = h->size;
-        if (rsize < sizeof(xp_rec_header) || (rsize & 7u) != 0 || rsize > limit - off) {
-            /* Impossible, or it runs past the end of a cut file. */
-            if (final)
-                xp_end_chunk(r, c, base, off, xp_head_bytes(off, limit));
-            return 0;
+        if (r->checksums &&
+            (!xp_fits(off, rsize, limit) || commit != xp_record_checksum(h, rsize))) {
+            if (!final)
+                return 0;
+            const xp_chunk_header *ch = (const void *)base;
+            r->damaged = (xp_rec_header){
+                .type = XP_REC_DAMAGED,
+                .size = xp_damaged_span(base, off, limit, rsize),
+                .tid = ch->tid,
+            };
+            int rc = fn(user, &r->damaged, chunk, off);
+            if (rc != 0)
+                return rc;
+            c->offset = off + r->damaged.size;
+            r->stats.damaged++;
+            continue;
         }
         int rc = fn(user, h, chunk, off);
         if (rc != 0)

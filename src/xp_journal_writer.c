@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xp_checksum.h"
 #include "xp_fds.h"
 #include "xp_journal.h"
 
@@ -413,8 +414,16 @@ void *xp_journal_reserve(xp_journal *j, uint32_t size)
 
 void xp_journal_commit(void *record)
 {
-    if (record != NULL)
-        __atomic_store_n(&((xp_rec_header *)record)->commit, XP_COMMIT, __ATOMIC_RELEASE);
+    if (record == NULL)
+        return;
+    xp_rec_header *h = record;
+    /* A size the caller got wrong must not make us hash past the chunk; the
+     * checksum of the header alone then fails in the reader, which counts
+     * the record as damaged. */
+    uint32_t size = h->size;
+    if (size < sizeof *h || size > XP_MAX_RECORD)
+        size = sizeof *h;
+    __atomic_store_n(&h->commit, xp_record_checksum(h, size), __ATOMIC_RELEASE);
 }
 
 uint64_t xp_journal_lost(const xp_journal *j)

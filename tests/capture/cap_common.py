@@ -299,3 +299,36 @@ def remove(path):
         shutil.rmtree(path, ignore_errors=True)
     elif os.path.exists(path):
         os.unlink(path)
+
+
+# The journal's layout (src/xp_format.h), for tests that damage one.
+JOURNAL_HEADER_SIZE = 4096
+JOURNAL_CHUNK_SIZE = 256 * 1024
+JOURNAL_CHUNK_MAGIC = 0x4b4e4843
+REC_COPY = 4
+
+
+def journal_records(path):
+    """(offset, size, type, bytes-if-copy) of every committed record, in file
+    order: a nonzero commit word (version 5: the checksum, which Python does
+    not recompute here; the writer's records are whole)."""
+    out = []
+    with open(path, 'rb') as f:
+        data = f.read()
+    off = JOURNAL_HEADER_SIZE
+    while off + 16 <= len(data):
+        magic, _tid, _index = struct.unpack_from('<IIQ', data, off)
+        if magic == JOURNAL_CHUNK_MAGIC:
+            p = off + 16
+            while p + 16 <= off + JOURNAL_CHUNK_SIZE and p + 16 <= len(data):
+                commit, rtype, _api, size, _rtid = struct.unpack_from('<IHHII', data, p)
+                if commit == 0 or size < 16 or size % 8 or p + size > off + JOURNAL_CHUNK_SIZE:
+                    break
+                nbytes = None
+                if rtype == REC_COPY and p + 88 <= len(data):
+                    # xp_rec_copy: xp_call (48) then src, dst, bytes
+                    nbytes = struct.unpack_from('<Q', data, p + 48 + 16)[0]
+                out.append((p, size, rtype, nbytes))
+                p += size
+        off += JOURNAL_CHUNK_SIZE
+    return out

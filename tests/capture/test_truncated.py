@@ -11,40 +11,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cap_common import *  # noqa: E402,F401,F403
 
-# xp_format.h
-HEADER_SIZE = 4096
-CHUNK_SIZE = 256 * 1024
-CHUNK_MAGIC = 0x4b4e4843
-COMMIT = 0x54494d43
-REC_COPY = 4
 N = 500
 
 args = parse_args()
 d = tmpdir('truncated')
-
-
-def journal_records(path):
-    """(offset, size, type, bytes-if-copy) of every committed record, in file order."""
-    out = []
-    with open(path, 'rb') as f:
-        data = f.read()
-    off = HEADER_SIZE
-    while off + 16 <= len(data):
-        magic, _tid, _index = struct.unpack_from('<IIQ', data, off)
-        if magic == CHUNK_MAGIC:
-            p = off + 16
-            while p + 16 <= off + CHUNK_SIZE and p + 16 <= len(data):
-                commit, rtype, _api, size, _rtid = struct.unpack_from('<IHHII', data, p)
-                if commit != COMMIT or size < 16 or size % 8 or p + size > off + CHUNK_SIZE:
-                    break
-                nbytes = None
-                if rtype == REC_COPY and p + 88 <= len(data):
-                    # xp_rec_copy: xp_call (48) then src, dst, bytes
-                    nbytes = struct.unpack_from('<Q', data, p + 48 + 16)[0]
-                out.append((p, size, rtype, nbytes))
-                p += size
-        off += CHUNK_SIZE
-    return out
 
 
 for attempt in range(5):

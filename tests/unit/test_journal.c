@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "xp_checksum.h"
 #include "xp_journal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -70,7 +71,8 @@ static void *put_rec(xp_journal *j, uint32_t thread, uint64_t seq, uint32_t size
 static uint64_t check_rec(const xp_rec_header *h)
 {
     const unsigned char *p = (const unsigned char *)h;
-    if (h->commit != XP_COMMIT || h->type != XP_REC_CALL || h->size < 16 || h->size % 8)
+    if (h->type != XP_REC_CALL || h->size < 16 || h->size % 8 ||
+        h->commit != xp_record_checksum(h, h->size))
         return UINT64_MAX;
     if (h->size < 24)
         return h->api;
@@ -539,6 +541,33 @@ static void patch_u32(const char *path, off_t off, uint32_t v)
     close(fd);
 }
 
+/* The fuzz callback: a delivered record must lie inside its chunk and the
+ * file, and every byte of it must be readable (of damaged bytes, the header
+ * the reader made for them). */
+typedef struct fuzz_ctx {
+    uint32_t commit;          /* the commit word of a whole record before version 5, else 0 */
+    uint64_t file_size;
+    uint64_t records;
+    uint64_t sum;
+} fuzz_ctx;
+
+static int fuzz_fn(void *user, const xp_rec_header *rec, uint64_t chunk, uint32_t offset)
+{
+    fuzz_ctx *f = user;
+    uint64_t start = XP_JOURNAL_HEADER_SIZE + chunk * (uint64_t)XP_CHUNK_SIZE;
+    bool damaged = rec->type == XP_REC_DAMAGED && rec->commit == 0;
+    if ((!damaged && rec->commit != f->commit && rec->commit != xp_record_checksum(rec, rec->size)) ||
+        rec->size < 16 || rec->size % 8 || offset % 8 ||
+        offset < 16 || offset + (uint64_t)rec->size > XP_CHUNK_SIZE ||
+        start + offset + rec->size > f->file_size)
+        abort();
+    const unsigned char *p = (const unsigned char *)rec;
+    for (uint32_t i = 0; i < (damaged ? sizeof *rec : rec->size); i++)
+        f->sum += p[i];
+    f->records++;
+    return 0;
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -571,7 +600,6 @@ static void test_bad_files(void **state)
     expect_open_error(path, 0, newer);
     patch_u32(path, offsetof(xp_journal_header, version), 0);
     expect_open_error(path, 0, "not an xferprof journal");
-    /* Older versions are read (version 1 copy records are shorter). */
     patch_u32(path, offsetof(xp_journal_header, version), 1);
     patch_u32(path, offsetof(xp_journal_header, chunk_size), 65536);
     expect_open_error(path, 0, "journal chunk size is 65536 bytes, this reader expects 262144");
@@ -579,9 +607,26 @@ static void test_bad_files(void **state)
     patch_u32(path, offsetof(xp_journal_header, header_size), 8192);
     expect_open_error(path, 0, "header size");
     patch_u32(path, offsetof(xp_journal_header, header_size), XP_JOURNAL_HEADER_SIZE);
+    /* A version 4 journal is read as before: commit word XP_COMMIT, no checksum. */
+    patch_u32(path, offsetof(xp_journal_header, version), XP_JOURNAL_CHECKSUM_VERSION - 1);
+    const uint64_t rec = XP_JOURNAL_HEADER_SIZE + sizeof(xp_chunk_header);
+    patch_u32(path, rec + offsetof(xp_rec_header, commit), XP_COMMIT);
     collect c = {0};
-    xp_read_stats st = read_all(path, &c);  /* and back to good */
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    fuzz_ctx f = {.commit = XP_COMMIT, .file_size = (uint64_t)sb.st_size};
+    xp_journal_reader *r = open_reader(path);
+    xp_read_stats st;
+    assert_int_equal(xp_journal_read(r, fuzz_fn, &f, true, &st), 0);
     assert_int_equal(st.records, 1);
+    assert_int_equal(st.damaged, 0);
+    xp_journal_reader_close(r);
+    /* ... and so is the current version (back to good), where XP_COMMIT is
+     * no checksum: damaged. */
+    patch_u32(path, offsetof(xp_journal_header, version), XP_JOURNAL_VERSION);
+    st = read_all(path, &c);
+    assert_int_equal(st.records, 0);
+    assert_int_equal(st.damaged, 1);
     collect_reset(&c);
 }
 
@@ -1044,29 +1089,6 @@ static void test_two_journals(void **state)
     collect_reset(&c);
 }
 
-/* The fuzz callback: a delivered record must lie inside its chunk and the
- * file, and every byte of it must be readable. */
-typedef struct fuzz_ctx {
-    uint64_t file_size;
-    uint64_t records;
-    uint64_t sum;
-} fuzz_ctx;
-
-static int fuzz_fn(void *user, const xp_rec_header *rec, uint64_t chunk, uint32_t offset)
-{
-    fuzz_ctx *f = user;
-    uint64_t start = XP_JOURNAL_HEADER_SIZE + chunk * (uint64_t)XP_CHUNK_SIZE;
-    if (rec->commit != XP_COMMIT || rec->size < 16 || rec->size % 8 || offset % 8 ||
-        offset < 16 || offset + (uint64_t)rec->size > XP_CHUNK_SIZE ||
-        start + offset + rec->size > f->file_size)
-        abort();
-    const unsigned char *p = (const unsigned char *)rec;
-    for (uint32_t i = 0; i < rec->size; i++)
-        f->sum += p[i];
-    f->records++;
-    return 0;
-}
-
 static void fuzz_one(const char *path, uint64_t seed, bool structured)
 {
     uint64_t s = seed;
@@ -1075,7 +1097,9 @@ static void fuzz_one(const char *path, uint64_t seed, bool structured)
     size_t size = XP_JOURNAL_HEADER_SIZE + nchunks * XP_CHUNK_SIZE + tail;
     unsigned char *buf = calloc(1, size);
     assert_non_null(buf);
-    xp_journal_header h = {.magic = XP_JOURNAL_MAGIC, .version = XP_JOURNAL_VERSION,
+    /* Version 4 (commit word XP_COMMIT) or 5 (a checksum). */
+    uint32_t version = rng_next(&s) % 2 ? XP_JOURNAL_VERSION : XP_JOURNAL_CHECKSUM_VERSION - 1;
+    xp_journal_header h = {.magic = XP_JOURNAL_MAGIC, .version = version,
                            .header_size = XP_JOURNAL_HEADER_SIZE, .chunk_size = XP_CHUNK_SIZE,
                            .chunks_used = rng_next(&s)};
     memcpy(buf, &h, sizeof h);
@@ -1101,6 +1125,7 @@ static void fuzz_one(const char *path, uint64_t seed, bool structured)
             xp_rec_header rh = {0};
             uint64_t k = rng_next(&s) % 100;
             rh.commit = k < 90 ? XP_COMMIT : k < 95 ? 0 : (uint32_t)rng_next(&s);
+            bool whole = k < 90 && version >= XP_JOURNAL_CHECKSUM_VERSION;
             uint64_t z = rng_next(&s) % 100;
             rh.size = z < 80   ? 16 + 8 * (uint32_t)(rng_next(&s) % 64)
                       : z < 90 ? (uint32_t)rng_next(&s)
@@ -1111,6 +1136,12 @@ static void fuzz_one(const char *path, uint64_t seed, bool structured)
             size_t step = rh.size >= 16 && rh.size % 8 == 0 ? rh.size : 16 + 8 * (rng_next(&s) % 8);
             for (size_t i = off + 16; i < off + step && i < limit; i++)
                 base[i] = (unsigned char)rng_next(&s);
+            if (whole && rh.size >= 16 && rh.size % 8 == 0 && rh.size <= limit - off) {
+                rh.commit = xp_record_checksum(base + off, rh.size);
+                memcpy(base + off, &rh.commit, sizeof rh.commit);
+                if (rng_next(&s) % 10 == 0)   /* damaged after its commit */
+                    base[off + 4 + rng_next(&s) % (rh.size - 4)] ^= 0x10;
+            }
             off += step;
         }
     }
@@ -1118,7 +1149,7 @@ static void fuzz_one(const char *path, uint64_t seed, bool structured)
     free(buf);
 
     xp_journal_reader *r = open_reader(path);
-    fuzz_ctx f = {.file_size = size};
+    fuzz_ctx f = {.file_size = size, .commit = version < XP_JOURNAL_CHECKSUM_VERSION ? XP_COMMIT : 0};
     xp_read_stats st;
     assert_int_equal(xp_journal_read(r, fuzz_fn, &f, false, &st), 0);
     uint64_t live = f.records;
@@ -1157,7 +1188,7 @@ static void test_fuzz(void **state)
         char err[256];
         xp_journal_reader *r = NULL;
         if (xp_journal_open(path, &r, err, sizeof err) == 0) {
-            fuzz_ctx f = {.file_size = len};
+            fuzz_ctx f = {.file_size = len, .commit = XP_COMMIT};
             assert_int_equal(xp_journal_read(r, fuzz_fn, &f, true, NULL), 0);
             assert_int_equal(f.records, 0);
             xp_journal_reader_close(r);
