@@ -677,7 +677,7 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
         goto out;
     /* Each run's own spread of a copy's blocked time: the noise band of time changes. */
     struct xp_diff_noise nzb, nzn;
-    if (xp_diff_noise_of(bp, base->n_procs, &nzb) != 0 || xp_diff_noise_of(np, new_->n_procs, &nzn) != 0)
+    if (xp_diff_noise_of(bp, base->n_procs, 0, &nzb) != 0 || xp_diff_noise_of(np, new_->n_procs, 0, &nzn) != 0)
         goto out;
     for (size_t i = 0; i < d->n_sites; i++) {
         struct xp_diff_site *s = &d->sites[i];
@@ -699,14 +699,16 @@ static int xp_diff_compute_inner(const struct xp_report *base, const struct xp_r
     }
     xp_sort(d->sites, d->n_sites, sizeof *d->sites, xp_site_cmp);
 
-    /* Totals: the job, then each pair of processes. */
-    if (xp_diff_compare_totals(bp, base->n_procs, np, new_->n_procs, th, &d->totals) != 0)
+    /* Totals: the job, then each pair of processes, each with the job's
+     * spread between its ranks as noise too. */
+    double job_cv[2] = {xp_diff_job_cv(bp, base->n_procs), xp_diff_job_cv(np, new_->n_procs)};
+    if (xp_diff_compare_totals(bp, base->n_procs, np, new_->n_procs, th, job_cv, &d->totals) != 0)
         goto out;
     if (xp_diff_make_pairs(base, new_, d) != 0)
         goto out;
     for (size_t i = 0; i < d->n_pairs; i++) {
         struct xp_diff_pair *p = &d->pairs[i];
-        if (xp_diff_compare_totals(&p->base, 1, &p->new_, 1, th, &p->totals) != 0)
+        if (xp_diff_compare_totals(&p->base, 1, &p->new_, 1, th, job_cv, &p->totals) != 0)
             goto out;
     }
     rc = 0;

@@ -138,9 +138,17 @@ struct xp_diff_noise {
     double cv;                       /* the run's relative spread of a copy's blocked time */
     double var[1 + XP_DIR_COUNT];    /* variance of blocked_ns: all, then per direction */
 };
-/* The noise of the blocked time of some processes (NULL entries skipped).
- * Returns 0, or -1 when out of memory. */
-int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, struct xp_diff_noise *out);
+/* The noise of the blocked time of some processes (NULL entries skipped):
+ * the spread of their copies, and job_cv (xp_diff_job_cv) of each
+ * process's whole blocked time.  Returns 0, or -1 when out of memory. */
+int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, double job_cv,
+                     struct xp_diff_noise *out);
+/* How much the processes of one job (the ranks of one run, doing the same
+ * work) differ in their mean blocked time per copy, relative to its mean:
+ * a slowdown that hits one rank's copies all at once (its CPU taken by
+ * others for a while) is noise the spread of its own copies does not show.
+ * 0 for fewer than two processes with blocking copies. */
+double xp_diff_job_cv(const struct xp_process *const *procs, size_t n);
 void xp_welford_add(struct xp_welford *w, double x);
 /* Variance of the sum of w's values, each at least cv * mean apart. */
 double xp_welford_sum_var(const struct xp_welford *w, double cv);

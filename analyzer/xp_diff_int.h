@@ -23,7 +23,8 @@ int xp_diff_judge(double base, double new_, double floor, double pct_threshold);
 
 /* Totals of some processes of each side (NULL entries: no partner) compared. */
 int xp_diff_compare_totals(const struct xp_process *const *bp, size_t nb, const struct xp_process *const *np,
-                           size_t nn, double threshold, struct xp_diff_totals_cmp *out);
+                           size_t nn, double threshold, const double job_cv[2],
+                           struct xp_diff_totals_cmp *out);
 size_t xp_diff_count_class(const struct xp_diff_totals_cmp *t, enum xp_diff_class c);
 /* Pairs the processes of two runs: by rank when all have one, else by order. */
 int xp_diff_make_pairs(const struct xp_report *b, const struct xp_report *n, struct xp_diff *d);

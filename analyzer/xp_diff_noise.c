@@ -7,7 +7,9 @@
  * regression.  Each run shows its own variation: the copies of one call
  * site do the same work, so their spread is the noise.  A change of a sum
  * of n such copies counts when it exceeds XP_DIFF_NOISE_SIGMAS standard
- * deviations of the difference of the two sums (docs/diff.md, Noise). */
+ * deviations of the difference of the two sums (docs/diff.md, Noise).  The
+ * ranks of a job add what their copies' spread misses: a rank slowed as a
+ * whole for a while (xp_diff_job_cv). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -45,7 +47,27 @@ static bool xp_holds_caller(const struct xp_copy *c)
     return c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE;
 }
 
-int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, struct xp_diff_noise *out)
+double xp_diff_job_cv(const struct xp_process *const *procs, size_t n)
+{
+    struct xp_welford per_proc = {0};
+    for (size_t pi = 0; pi < n; pi++) {
+        const struct xp_process *p = procs[pi];
+        double sum = 0, count = 0;
+        for (size_t i = 0; p && i < p->n_copies; i++)
+            if (xp_holds_caller(&p->copies[i])) {
+                sum += (double)xp_nonneg(p->copies[i].dur_ns);
+                count++;
+            }
+        if (count > 0)
+            xp_welford_add(&per_proc, sum / count);
+    }
+    if (per_proc.n < 2 || per_proc.mean <= 0)
+        return 0;
+    return sqrt(per_proc.m2 / (per_proc.n - 1)) / per_proc.mean;
+}
+
+int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, double job_cv,
+                     struct xp_diff_noise *out)
 {
     *out = (struct xp_diff_noise){0};
     struct xp_map groups;
@@ -98,6 +120,21 @@ int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, struct xp_
         double v = xp_welford_sum_var(&w[k], out->cv);
         out->var[0] += v;
         out->var[1 + dir[k]] += v;
+    }
+    /* Each process's blocked time as a whole moves by job_cv of itself,
+     * independently of the other processes'. */
+    for (size_t pi = 0; job_cv > 0 && pi < n; pi++) {
+        const struct xp_process *p = procs[pi];
+        double sum[1 + XP_DIR_COUNT] = {0};
+        for (size_t i = 0; p && i < p->n_copies; i++)
+            if (xp_holds_caller(&p->copies[i])) {
+                double d = (double)xp_nonneg(p->copies[i].dur_ns);
+                uint8_t k = p->copies[i].direction < XP_DIR_COUNT ? p->copies[i].direction : XP_DIR_UNKNOWN;
+                sum[0] += d;
+                sum[1 + k] += d;
+            }
+        for (size_t k = 0; k < 1 + XP_DIR_COUNT; k++)
+            out->var[k] += (job_cv * sum[k]) * (job_cv * sum[k]);
     }
     rc = 0;
 out:

@@ -116,14 +116,14 @@ static int xp_sum_of_peaks(const struct xp_process *const *procs, size_t n, uint
 
 int xp_diff_compare_totals(const struct xp_process *const *bp, size_t nb,
                              const struct xp_process *const *np, size_t nn, double threshold,
-                             struct xp_diff_totals_cmp *out)
+                             const double job_cv[2], struct xp_diff_totals_cmp *out)
 {
     struct xp_totals tb = {0}, tn = {0};
     struct xp_metric_value vb[XP_NMETRICS], vn[XP_NMETRICS];
     char names_b[5 * XP_NDIRS][40], names_n[5 * XP_NDIRS][40];
     struct xp_diff_noise nzb, nzn;
     *out = (struct xp_diff_totals_cmp){0};
-    if (xp_diff_noise_of(bp, nb, &nzb) != 0 || xp_diff_noise_of(np, nn, &nzn) != 0)
+    if (xp_diff_noise_of(bp, nb, job_cv[0], &nzb) != 0 || xp_diff_noise_of(np, nn, job_cv[1], &nzn) != 0)
         return -1;
     if (xp_totals_of(bp, nb, &tb) != 0)
         return -1;

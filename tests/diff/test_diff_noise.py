@@ -79,7 +79,9 @@ for b, n in ((base, again), (again, base)):
         check_eq(len(d['pairs']), RANKS, 'ranks paired')
         check(d['regressions'] == 0, 'no regression between two runs of one program',
               d['regressions'], reasons(d),
-              [(m, v['base'], v['new']) for m, v in d['totals'].items() if v['change']])
+              [(m, v['base'], v['new']) for m, v in d['totals'].items() if v['change']],
+              [(p['base_process'], m, v['base'], v['new']) for p in d['pairs']
+               for m, v in p['totals'].items() if v['change']])
         check_eq(d['matching']['gone'] + d['matching']['new'], 0, 'every site matched')
 
 want = {'pageable': 'lost pinned memory', 'uploads': 'bytes +100%', 'moved': 'new blocking site'}

@@ -473,6 +473,51 @@ static void test_blocked_time_within_noise_band(void **state)
     xt_free(&n);
 }
 
+/* Four ranks making 8 pageable uploads of 5 ms (+-0.5) each, ranks
+ * slowed as a whole by the factors of slow[] (their CPU taken for a while
+ * on a loaded machine: every copy of theirs slower, their own spread
+ * unchanged). */
+static void xt_slowed_job(struct xp_report *r, const double *slow)
+{
+    for (int64_t rank = 0; rank < 4; rank++) {
+        struct xp_process *p = xt_proc(r, rank);
+        xt_site(p, 1, "upload", 30, 0x1200);
+        for (int i = 0; i < 8; i++)
+            xt_copy(p, 1, XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, MiB,
+                    (int64_t)(slow[rank] * (5e6 + (i % 2 ? 5e5 : -5e5))), XP_NONE_ID);
+    }
+}
+
+/* A rank whose copies all took 2.8 times as long in one run, where the
+ * job's ranks differ that much from each other: noise of the job, not a
+ * regression of the rank.  Every rank 2.8 times slower is one. */
+static void test_rank_slowed_as_a_whole_is_noise(void **state)
+{
+    (void)state;
+    static const double base[4] = {1, 1.2, 0.9, 1.1}, new_[4] = {1.1, 0.9, 2.8, 1};
+    struct xp_report b = {0}, n = {0};
+    xt_slowed_job(&b, base);
+    xt_slowed_job(&n, new_);
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    for (int way = 0; way < 2; way++) {
+        assert_int_equal(xp_diff_compute(way ? &n : &b, way ? &b : &n, &o, &d), 0);
+        for (size_t i = 0; i < d.n_pairs; i++)
+            assert_int_equal(xt_metric(&d.pairs[i].totals, "blocked_ns")->cls, XP_DC_UNCHANGED);
+        assert_int_equal(d.regressions, 0);
+        xp_diff_free(&d);
+    }
+    xt_free(&n);
+    static const double all_slow[4] = {2.8, 3.4, 2.5, 3.1};
+    xt_slowed_job(&n, all_slow);
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    assert_int_equal(xt_metric(&d.totals, "blocked_ns")->cls, XP_DC_REGRESSED);
+    assert_true(d.regressions > 0);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
 /* Two ranks each holding 1 MiB for a while: in one run at the same time, in
  * the other one after the other.  The job's peak is the sum of the ranks'
  * peaks, not that of their interleaving, so nothing changed. */
@@ -738,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_leak_added),
         cmocka_unit_test(test_finding_on_site_regresses_it),
         cmocka_unit_test(test_blocked_time_within_noise_band),
+        cmocka_unit_test(test_rank_slowed_as_a_whole_is_noise),
         cmocka_unit_test(test_job_peak_is_not_interleaving),
         cmocka_unit_test(test_new_blocking_site_regresses),
         cmocka_unit_test(test_timed_finding_is_not_a_regression),
