@@ -23,6 +23,9 @@
 #define DEFAULT_HOST       10e9
 #define DEFAULT_LATENCY_NS 2000u
 #define DEFAULT_KERNEL_NS  5000u
+/* Pending items per stream before a launch blocks: about what a real GPU
+ * accepts (docs/simulator.md, "Streams and events"). */
+#define DEFAULT_QUEUE_DEPTH 1024u
 
 static xpsim_config config;            /* written once under config_once */
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -188,6 +191,7 @@ static void load_config(void)
     config.host_bps = DEFAULT_HOST;
     config.latency_ns = DEFAULT_LATENCY_NS;
     config.kernel_ns = DEFAULT_KERNEL_NS;
+    config.queue_depth = DEFAULT_QUEUE_DEPTH;
 
     const char *v;
     if ((v = getenv("XFERPROF_SIM_DEBUG")) && *v && strcmp(v, "0") != 0)
@@ -219,6 +223,17 @@ static void load_config(void)
         warn_bad("XFERPROF_SIM_LATENCY", v);
     if ((v = getenv("XFERPROF_SIM_KERNEL_TIME")) && *v && !xpsim_parse_duration(v, &config.kernel_ns))
         warn_bad("XFERPROF_SIM_KERNEL_TIME", v);
+    if ((v = getenv("XFERPROF_SIM_QUEUE_DEPTH")) && *v) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        /* strtoull accepts a sign; a depth is a plain positive count. */
+        if (isdigit((unsigned char)*v) && *end == '\0' && errno == 0 && n >= 1 &&
+            n <= XPSIM_MAX_QUEUE_DEPTH)
+            config.queue_depth = n;
+        else
+            warn_bad("XFERPROF_SIM_QUEUE_DEPTH", v);
+    }
     if ((v = getenv("XFERPROF_SIM_FAULT")) && *v)
         parse_fault(v);
 }

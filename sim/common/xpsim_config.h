@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #define XPSIM_MAX_DEVICES 16
+/* Far beyond any real GPU's queue; a bound keeps a typo from meaning "never". */
+#define XPSIM_MAX_QUEUE_DEPTH (1u << 24)
 
 typedef struct xpsim_config {
     uint64_t memory_bytes;     /* XFERPROF_SIM_MEMORY: capacity of each device */
@@ -22,6 +24,8 @@ typedef struct xpsim_config {
     double host_bps;           /* host=: host-to-host copies made by the copy API */
     uint64_t latency_ns;       /* XFERPROF_SIM_LATENCY: fixed device cost of every copy/memset */
     uint64_t kernel_ns;        /* XFERPROF_SIM_KERNEL_TIME: device time of one kernel launch */
+    uint64_t queue_depth;      /* XFERPROF_SIM_QUEUE_DEPTH: incomplete items a stream holds
+                                * before an enqueue blocks (1..XPSIM_MAX_QUEUE_DEPTH) */
     uint64_t fault_launch;     /* XFERPROF_SIM_FAULT=launch:N: the Nth launch faults (0 = never) */
     int fault_error;           /* CUresult the faulting launch raises (sticky) */
     bool debug;                /* XFERPROF_SIM_DEBUG: log every call to stderr */

@@ -1,5 +1,5 @@
-/* xpsim_stream.c: the simulated device's execution engine: per-stream worker threads, events, copy-engine lanes and legacy-default-stream ordering. */
-#include "xpsim_stream.h"
+/* xpsim_stream.c: the simulated device's execution engine: per-stream worker threads and their bounded queues, copy-engine lanes and legacy-default-stream ordering (events: xpsim_event.c). */
+#include "xpsim_stream_impl.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -18,13 +18,10 @@
  * not pin a thread each forever; the next enqueue starts a new one. */
 #define XPSIM_WORKER_IDLE_NS 1000000000ull
 
-/* Handle registries are small chained hash sets keyed by pointer value. */
-#define XPSIM_REGISTRY_BUCKETS 256u
-
 /*
  * Locking, outermost first:
- *   g_lock        registries, per-device stream lists, stream reference
- *                 counts, per-device enqueue sequence numbers, event captures
+ *   g_lock        the stream registry, per-device stream lists, stream
+ *                 reference counts, per-device enqueue sequence numbers
  *   stream->mu    one stream's queue and counters
  *   device lane_lock
  * No lock is held while sleeping, waiting for other streams, or calling a
@@ -45,16 +42,6 @@ typedef enum xpsim_stream_kind {
     XPSIM_STREAM_LEGACY,
     XPSIM_STREAM_PER_THREAD,
 } xpsim_stream_kind;
-
-/* What one cuEventRecord captured.  Shared by the event (until it is
- * re-recorded or destroyed) and by the marker item (until it completes), so
- * either may go away first. */
-typedef struct xpsim_event_rec {
-    atomic_int refs;
-    CUstream stream;   /* holds a stream reference */
-    uint64_t ticket;   /* set before the capture is published to the event */
-    uint64_t ts_ns;    /* written by the worker before it publishes completion */
-} xpsim_event_rec;
 
 typedef struct xpsim_item {
     struct xpsim_item *next;
@@ -92,12 +79,6 @@ struct CUstream_st {
     struct CUstream_st *reg_next;
 };
 
-struct CUevent_st {
-    unsigned int flags;
-    xpsim_event_rec *rec;        /* g_lock; NULL until first recorded */
-    struct CUevent_st *reg_next; /* g_lock */
-};
-
 typedef struct xpsim_device_state {
     struct CUstream_st legacy;       /* never freed: holds a permanent ref */
     struct CUstream_st *streams;     /* g_lock: every stream still in memory */
@@ -113,12 +94,16 @@ static bool g_initialized;                     /* g_lock */
 static atomic_int g_device_count;              /* published last by init */
 static xpsim_device_state g_dev[XPSIM_MAX_DEVICES];
 static struct CUstream_st *g_stream_reg[XPSIM_REGISTRY_BUCKETS];  /* g_lock */
-static struct CUevent_st *g_event_reg[XPSIM_REGISTRY_BUCKETS];    /* g_lock */
-
 /* Per-thread default streams, one per device, created on first use.  The
  * streams outlive their thread (they stay on the device list), so pending
  * work of an exited thread still runs and device synchronize still sees it. */
 static _Thread_local CUstream t_per_thread[XPSIM_MAX_DEVICES];
+
+/* Nonzero while this thread runs a work item's run function (a host
+ * function, on a stream's worker or in an inline drain).  Work enqueued from
+ * there never waits for queue room: the worker that would make the room may
+ * be this very thread, or may wait for work behind this item. */
+static _Thread_local int t_running_work;
 
 static bool device_ok(int device)
 {
@@ -132,19 +117,9 @@ static const char *work_name(const xpsim_work *w)
 
 /* ---- registries (g_lock held) ------------------------------------------ */
 
-/* Only pointer values are hashed and compared: an arbitrary handle from the
- * application is never dereferenced before it is found here. */
-static size_t ptr_bucket(const void *p)
-{
-    uint64_t v = (uint64_t)(uintptr_t)p;
-    v ^= v >> 29;
-    v *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(v >> 56) % XPSIM_REGISTRY_BUCKETS;
-}
-
 static bool stream_reg_find(const void *h)
 {
-    for (struct CUstream_st *s = g_stream_reg[ptr_bucket(h)]; s; s = s->reg_next)
+    for (struct CUstream_st *s = g_stream_reg[xpsim_ptr_bucket(h)]; s; s = s->reg_next)
         if ((const void *)s == h)
             return true;
     return false;
@@ -152,40 +127,14 @@ static bool stream_reg_find(const void *h)
 
 static void stream_reg_insert(CUstream s)
 {
-    size_t b = ptr_bucket(s);
+    size_t b = xpsim_ptr_bucket(s);
     s->reg_next = g_stream_reg[b];
     g_stream_reg[b] = s;
 }
 
 static bool stream_reg_remove(const void *h)
 {
-    for (struct CUstream_st **pp = &g_stream_reg[ptr_bucket(h)]; *pp; pp = &(*pp)->reg_next) {
-        if ((const void *)*pp == h) {
-            *pp = (*pp)->reg_next;
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool event_reg_find(const void *h)
-{
-    for (struct CUevent_st *e = g_event_reg[ptr_bucket(h)]; e; e = e->reg_next)
-        if ((const void *)e == h)
-            return true;
-    return false;
-}
-
-static void event_reg_insert(CUevent e)
-{
-    size_t b = ptr_bucket(e);
-    e->reg_next = g_event_reg[b];
-    g_event_reg[b] = e;
-}
-
-static bool event_reg_remove(const void *h)
-{
-    for (struct CUevent_st **pp = &g_event_reg[ptr_bucket(h)]; *pp; pp = &(*pp)->reg_next) {
+    for (struct CUstream_st **pp = &g_stream_reg[xpsim_ptr_bucket(h)]; *pp; pp = &(*pp)->reg_next) {
         if ((const void *)*pp == h) {
             *pp = (*pp)->reg_next;
             return true;
@@ -275,10 +224,17 @@ static void stream_ref_locked(CUstream s)   /* g_lock held */
     s->refs++;
 }
 
+void xpsim_stream_ref(CUstream s)
+{
+    pthread_mutex_lock(&g_lock);
+    stream_ref_locked(s);
+    pthread_mutex_unlock(&g_lock);
+}
+
 /* The count drops to zero only for a destroyed created stream whose worker
  * has finished; the unlink happens under the same lock as every lookup that
  * could take a new reference, so nobody can resurrect a dying stream. */
-static void stream_unref(CUstream s)
+void xpsim_stream_unref(CUstream s)
 {
     bool dead = false;
     pthread_mutex_lock(&g_lock);
@@ -321,7 +277,7 @@ static void wait_stream_ticket(CUstream s, uint64_t ticket)
     pthread_mutex_unlock(&s->mu);
 }
 
-static bool stream_ticket_done(CUstream s, uint64_t ticket)
+bool xpsim_stream_ticket_done(CUstream s, uint64_t ticket)
 {
     pthread_mutex_lock(&s->mu);
     bool done = s->completed >= ticket;
@@ -364,35 +320,8 @@ static void wait_device_dseq(int device, uint64_t bound, bool blocking_only)
         if (!busy)
             return;
         wait_stream_dseq(busy, bound);
-        stream_unref(busy);
+        xpsim_stream_unref(busy);
     }
-}
-
-/* ---- event captures ----------------------------------------------------- */
-
-static void rec_unref(xpsim_event_rec *rec)
-{
-    if (atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1) {
-        stream_unref(rec->stream);
-        free(rec);
-    }
-}
-
-/* Looks the event up and takes a reference on its current capture.
- * Returns false for an unknown handle. */
-static bool event_get(CUevent e, xpsim_event_rec **rec, unsigned int *flags)
-{
-    pthread_mutex_lock(&g_lock);
-    bool found = event_reg_find(e);
-    if (found) {
-        *rec = e->rec;
-        if (*rec)
-            atomic_fetch_add_explicit(&(*rec)->refs, 1, memory_order_relaxed);
-        if (flags)
-            *flags = e->flags;
-    }
-    pthread_mutex_unlock(&g_lock);
-    return found;
 }
 
 /* ---- the worker --------------------------------------------------------- */
@@ -449,8 +378,11 @@ static void item_execute(CUstream s, xpsim_item *it)
     bool skipped = true;
     if (atomic_load(&d->sticky) == CUDA_SUCCESS) {
         skipped = false;
-        if (it->work.run)
+        if (it->work.run) {
+            t_running_work++;
             it->work.run(it->work.ctx);
+            t_running_work--;
+        }
         if (it->work.fault != CUDA_SUCCESS) {
             /* The faulting item itself executes (the kernel ran and trapped);
              * the first fault on the device wins. */
@@ -489,9 +421,9 @@ static void item_execute(CUstream s, xpsim_item *it)
     if (heap)
         free(it);
     if (dep)
-        stream_unref(dep);
+        xpsim_stream_unref(dep);
     if (rec)
-        rec_unref(rec);
+        xpsim_rec_unref(rec);
 }
 
 /* Runs the queue until it is empty (inline) or, on a worker thread, until it
@@ -523,7 +455,7 @@ static void stream_drain(CUstream s, bool linger)
     }
     s->running = false;
     pthread_mutex_unlock(&s->mu);
-    stream_unref(s);
+    xpsim_stream_unref(s);
 }
 
 static void *stream_worker(void *arg)
@@ -564,10 +496,28 @@ static bool stream_start_thread(CUstream s)
 
 /* ---- enqueue ------------------------------------------------------------ */
 
-/* Queues one item.  dep (if any) gets a reference for the item; rec (if any)
- * must come with a reference for the item. */
-static uint64_t stream_push(CUstream s, const xpsim_work *work, CUstream dep, uint64_t dep_ticket,
-                            xpsim_event_rec *rec)
+/* A real GPU takes asynchronous work into a bounded queue (the channel's
+ * push buffer) and a launch blocks while it is full, so a host that never
+ * synchronizes runs only so far ahead of the device: a stream holds at most
+ * XFERPROF_SIM_QUEUE_DEPTH incomplete items (s->mu held).  Every pending item
+ * points only at work enqueued before it, so the room always comes. */
+static bool queue_has_room(const struct CUstream_st *s)
+{
+    return t_running_work || s->submitted - s->completed < xpsim_config_get()->queue_depth;
+}
+
+/* Until the stream has room.  Holds no lock but the stream's own while
+ * waiting, as a worker completing an item needs g_lock only afterwards. */
+static void wait_queue_room(CUstream s)
+{
+    pthread_mutex_lock(&s->mu);
+    while (!queue_has_room(s))
+        pthread_cond_wait(&s->done_cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t xpsim_stream_push(CUstream s, const xpsim_work *work, CUstream dep, uint64_t dep_ticket,
+                           xpsim_event_rec *rec)
 {
     xpsim_item local;
     xpsim_item *it = calloc(1, sizeof *it);
@@ -588,12 +538,21 @@ static uint64_t stream_push(CUstream s, const xpsim_work *work, CUstream dep, ui
     it->legacy_barrier = s->kind == XPSIM_STREAM_LEGACY;
     it->wait_legacy = stream_syncs_with_legacy(s);
 
+    /* Room is checked again under the locks the push takes, so concurrent
+     * enqueuers on one stream never exceed the depth together. */
     bool start = false;
-    pthread_mutex_lock(&g_lock);
+    for (;;) {
+        wait_queue_room(s);
+        pthread_mutex_lock(&g_lock);
+        pthread_mutex_lock(&s->mu);
+        if (queue_has_room(s))
+            break;
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&g_lock);
+    }
     it->dseq = g_dev[s->device].next_dseq++;
     if (dep)
         stream_ref_locked(dep);
-    pthread_mutex_lock(&s->mu);
     uint64_t ticket = ++s->submitted;
     it->ticket = ticket;
     if (s->tail)
@@ -681,7 +640,7 @@ CUresult xpsim_stream_destroy(CUstream stream)
     stream->destroyed = true;
     pthread_cond_broadcast(&stream->work_cv);
     pthread_mutex_unlock(&stream->mu);
-    stream_unref(stream);
+    xpsim_stream_unref(stream);
     return CUDA_SUCCESS;
 }
 
@@ -752,7 +711,7 @@ uint64_t xpsim_stream_enqueue(CUstream stream, const xpsim_work *work)
 {
     if (!stream || !work)
         return 0;
-    return stream_push(stream, work, NULL, 0, NULL);
+    return xpsim_stream_push(stream, work, NULL, 0, NULL);
 }
 
 void xpsim_stream_wait_ticket(CUstream stream, uint64_t ticket)
@@ -825,153 +784,4 @@ void xpsim_device_count_kernel(int device)
 {
     if (device_ok(device))
         atomic_fetch_add(&g_dev[device].kernels, 1);
-}
-
-/* ---- public: events ----------------------------------------------------- */
-
-CUevent xpsim_event_create(unsigned int flags)
-{
-    CUevent e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->flags = flags;
-    pthread_mutex_lock(&g_lock);
-    event_reg_insert(e);
-    pthread_mutex_unlock(&g_lock);
-    return e;
-}
-
-CUresult xpsim_event_destroy(CUevent event)
-{
-    xpsim_event_rec *rec = NULL;
-    pthread_mutex_lock(&g_lock);
-    bool found = event_reg_remove(event);
-    if (found) {
-        rec = event->rec;
-        event->rec = NULL;
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (!found)
-        return CUDA_ERROR_INVALID_HANDLE;
-    /* A pending marker keeps its own reference on the capture. */
-    if (rec)
-        rec_unref(rec);
-    free(event);
-    return CUDA_SUCCESS;
-}
-
-bool xpsim_event_valid(CUevent event)
-{
-    pthread_mutex_lock(&g_lock);
-    bool found = event_reg_find(event);
-    pthread_mutex_unlock(&g_lock);
-    return found;
-}
-
-CUresult xpsim_event_record(CUevent event, CUstream stream)
-{
-    if (!stream || !xpsim_event_valid(event))
-        return CUDA_ERROR_INVALID_HANDLE;
-    xpsim_event_rec *rec = calloc(1, sizeof *rec);
-    if (!rec)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    atomic_init(&rec->refs, 2);   /* the event's and the marker's */
-    rec->stream = stream;
-    pthread_mutex_lock(&g_lock);
-    stream_ref_locked(stream);
-    pthread_mutex_unlock(&g_lock);
-
-    const xpsim_work marker = { .what = "eventRecord", .lane = XPSIM_LANE_NONE, .fault = CUDA_SUCCESS };
-    rec->ticket = stream_push(stream, &marker, NULL, 0, rec);
-
-    xpsim_event_rec *old;
-    pthread_mutex_lock(&g_lock);
-    if (event_reg_find(event)) {
-        old = event->rec;
-        event->rec = rec;
-    } else {
-        old = rec;   /* destroyed meanwhile: drop the event's reference */
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (old)
-        rec_unref(old);
-    return CUDA_SUCCESS;
-}
-
-CUresult xpsim_event_query(CUevent event)
-{
-    xpsim_event_rec *rec = NULL;
-    if (!event_get(event, &rec, NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (!rec)
-        return CUDA_SUCCESS;
-    /* The sticky error of the recording stream's device takes precedence, as
-     * with cuEventQuery.  Read after the completion check: a fault raised by
-     * work before the event happened before its completion was published. */
-    bool done = stream_ticket_done(rec->stream, rec->ticket);
-    CUresult sticky = (CUresult)atomic_load(&g_dev[rec->stream->device].sticky);
-    rec_unref(rec);
-    if (sticky != CUDA_SUCCESS)
-        return sticky;
-    return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
-}
-
-CUresult xpsim_event_synchronize(CUevent event)
-{
-    xpsim_event_rec *rec = NULL;
-    if (!event_get(event, &rec, NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (!rec)
-        return CUDA_SUCCESS;
-    wait_stream_ticket(rec->stream, rec->ticket);
-    CUresult sticky = (CUresult)atomic_load(&g_dev[rec->stream->device].sticky);
-    rec_unref(rec);
-    return sticky;
-}
-
-CUresult xpsim_event_elapsed(float *out_ms, CUevent start, CUevent end)
-{
-    if (!out_ms)
-        return CUDA_ERROR_INVALID_VALUE;
-    xpsim_event_rec *a = NULL, *b = NULL;
-    unsigned int fa = 0, fb = 0;
-    CUresult rc = CUDA_SUCCESS;
-    if (!event_get(start, &a, &fa) || !event_get(end, &b, &fb))
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    else if ((fa | fb) & CU_EVENT_DISABLE_TIMING)
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (!a || !b)
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    else if (!stream_ticket_done(a->stream, a->ticket) || !stream_ticket_done(b->stream, b->ticket))
-        rc = CUDA_ERROR_NOT_READY;
-    else {
-        /* ts_ns was written before completion was published under the
-         * stream mutex that stream_ticket_done just took. */
-        int64_t ns = (int64_t)(b->ts_ns - a->ts_ns);
-        *out_ms = (float)((double)ns / 1e6);
-    }
-    if (a)
-        rec_unref(a);
-    if (b)
-        rec_unref(b);
-    return rc;
-}
-
-CUresult xpsim_stream_wait_event(CUstream stream, CUevent event)
-{
-    if (!stream)
-        return CUDA_ERROR_INVALID_HANDLE;
-    xpsim_event_rec *rec = NULL;
-    if (!event_get(event, &rec, NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (!rec)
-        return CUDA_SUCCESS;
-    /* Same stream: already ordered.  Already complete: nothing to wait for. */
-    if (rec->stream != stream && !stream_ticket_done(rec->stream, rec->ticket)) {
-        const xpsim_work barrier = { .what = "streamWaitEvent", .lane = XPSIM_LANE_NONE,
-                                     .fault = CUDA_SUCCESS };
-        (void)stream_push(stream, &barrier, rec->stream, rec->ticket, NULL);
-    }
-    rec_unref(rec);
-    return CUDA_SUCCESS;
 }

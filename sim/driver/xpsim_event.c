@@ -1,0 +1,221 @@
+/* xpsim_event.c: events of the simulated device: the registry of handles, what each cuEventRecord captured, and queries, waits and timings on those captures. */
+#include "xpsim_stream_impl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* Locking: g_event_lock guards the registry and each event's current
+ * capture.  It is never held while taking another lock of the engine or
+ * while waiting; captures are reference counted, so one outlives the lock. */
+
+struct CUevent_st {
+    unsigned int flags;
+    xpsim_event_rec *rec;        /* g_event_lock; NULL until first recorded */
+    struct CUevent_st *reg_next; /* g_event_lock */
+};
+
+static pthread_mutex_t g_event_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUevent_st *g_event_reg[XPSIM_REGISTRY_BUCKETS];   /* g_event_lock */
+
+/* ---- registry (g_event_lock held) --------------------------------------- */
+
+static bool event_reg_find(const void *h)
+{
+    for (struct CUevent_st *e = g_event_reg[xpsim_ptr_bucket(h)]; e; e = e->reg_next)
+        if ((const void *)e == h)
+            return true;
+    return false;
+}
+
+static void event_reg_insert(CUevent e)
+{
+    size_t b = xpsim_ptr_bucket(e);
+    e->reg_next = g_event_reg[b];
+    g_event_reg[b] = e;
+}
+
+static bool event_reg_remove(const void *h)
+{
+    for (struct CUevent_st **pp = &g_event_reg[xpsim_ptr_bucket(h)]; *pp; pp = &(*pp)->reg_next) {
+        if ((const void *)*pp == h) {
+            *pp = (*pp)->reg_next;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- event captures ----------------------------------------------------- */
+
+void xpsim_rec_unref(xpsim_event_rec *rec)
+{
+    if (atomic_fetch_sub_explicit(&rec->refs, 1, memory_order_acq_rel) == 1) {
+        xpsim_stream_unref(rec->stream);
+        free(rec);
+    }
+}
+
+/* Looks the event up and takes a reference on its current capture.
+ * Returns false for an unknown handle. */
+static bool event_get(CUevent e, xpsim_event_rec **rec, unsigned int *flags)
+{
+    pthread_mutex_lock(&g_event_lock);
+    bool found = event_reg_find(e);
+    if (found) {
+        *rec = e->rec;
+        if (*rec)
+            atomic_fetch_add_explicit(&(*rec)->refs, 1, memory_order_relaxed);
+        if (flags)
+            *flags = e->flags;
+    }
+    pthread_mutex_unlock(&g_event_lock);
+    return found;
+}
+
+/* ---- public: events ----------------------------------------------------- */
+
+CUevent xpsim_event_create(unsigned int flags)
+{
+    CUevent e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->flags = flags;
+    pthread_mutex_lock(&g_event_lock);
+    event_reg_insert(e);
+    pthread_mutex_unlock(&g_event_lock);
+    return e;
+}
+
+CUresult xpsim_event_destroy(CUevent event)
+{
+    xpsim_event_rec *rec = NULL;
+    pthread_mutex_lock(&g_event_lock);
+    bool found = event_reg_remove(event);
+    if (found) {
+        rec = event->rec;
+        event->rec = NULL;
+    }
+    pthread_mutex_unlock(&g_event_lock);
+    if (!found)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* A pending marker keeps its own reference on the capture. */
+    if (rec)
+        xpsim_rec_unref(rec);
+    free(event);
+    return CUDA_SUCCESS;
+}
+
+bool xpsim_event_valid(CUevent event)
+{
+    pthread_mutex_lock(&g_event_lock);
+    bool found = event_reg_find(event);
+    pthread_mutex_unlock(&g_event_lock);
+    return found;
+}
+
+CUresult xpsim_event_record(CUevent event, CUstream stream)
+{
+    if (!stream || !xpsim_event_valid(event))
+        return CUDA_ERROR_INVALID_HANDLE;
+    xpsim_event_rec *rec = calloc(1, sizeof *rec);
+    if (!rec)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    atomic_init(&rec->refs, 2);   /* the event's and the marker's */
+    rec->stream = stream;
+    xpsim_stream_ref(stream);
+
+    const xpsim_work marker = { .what = "eventRecord", .lane = XPSIM_LANE_NONE, .fault = CUDA_SUCCESS };
+    rec->ticket = xpsim_stream_push(stream, &marker, NULL, 0, rec);
+
+    xpsim_event_rec *old;
+    pthread_mutex_lock(&g_event_lock);
+    if (event_reg_find(event)) {
+        old = event->rec;
+        event->rec = rec;
+    } else {
+        old = rec;   /* destroyed meanwhile: drop the event's reference */
+    }
+    pthread_mutex_unlock(&g_event_lock);
+    if (old)
+        xpsim_rec_unref(old);
+    return CUDA_SUCCESS;
+}
+
+CUresult xpsim_event_query(CUevent event)
+{
+    xpsim_event_rec *rec = NULL;
+    if (!event_get(event, &rec, NULL))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!rec)
+        return CUDA_SUCCESS;
+    /* The sticky error of the recording stream's device takes precedence, as
+     * with cuEventQuery.  Read after the completion check: a fault raised by
+     * work before the event happened before its completion was published. */
+    bool done = xpsim_stream_ticket_done(rec->stream, rec->ticket);
+    CUresult sticky = xpsim_device_sticky_error(xpsim_stream_device(rec->stream));
+    xpsim_rec_unref(rec);
+    if (sticky != CUDA_SUCCESS)
+        return sticky;
+    return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult xpsim_event_synchronize(CUevent event)
+{
+    xpsim_event_rec *rec = NULL;
+    if (!event_get(event, &rec, NULL))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!rec)
+        return CUDA_SUCCESS;
+    xpsim_stream_wait_ticket(rec->stream, rec->ticket);
+    CUresult sticky = xpsim_device_sticky_error(xpsim_stream_device(rec->stream));
+    xpsim_rec_unref(rec);
+    return sticky;
+}
+
+CUresult xpsim_event_elapsed(float *out_ms, CUevent start, CUevent end)
+{
+    if (!out_ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpsim_event_rec *a = NULL, *b = NULL;
+    unsigned int fa = 0, fb = 0;
+    CUresult rc = CUDA_SUCCESS;
+    if (!event_get(start, &a, &fa) || !event_get(end, &b, &fb))
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if ((fa | fb) & CU_EVENT_DISABLE_TIMING)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!a || !b)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!xpsim_stream_ticket_done(a->stream, a->ticket) || !xpsim_stream_ticket_done(b->stream, b->ticket))
+        rc = CUDA_ERROR_NOT_READY;
+    else {
+        /* ts_ns was written before completion was published under the
+         * stream mutex that xpsim_stream_ticket_done just took. */
+        int64_t ns = (int64_t)(b->ts_ns - a->ts_ns);
+        *out_ms = (float)((double)ns / 1e6);
+    }
+    if (a)
+        xpsim_rec_unref(a);
+    if (b)
+        xpsim_rec_unref(b);
+    return rc;
+}
+
+CUresult xpsim_stream_wait_event(CUstream stream, CUevent event)
+{
+    if (!stream)
+        return CUDA_ERROR_INVALID_HANDLE;
+    xpsim_event_rec *rec = NULL;
+    if (!event_get(event, &rec, NULL))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!rec)
+        return CUDA_SUCCESS;
+    /* Same stream: already ordered.  Already complete: nothing to wait for. */
+    if (rec->stream != stream && !xpsim_stream_ticket_done(rec->stream, rec->ticket)) {
+        const xpsim_work barrier = { .what = "streamWaitEvent", .lane = XPSIM_LANE_NONE,
+                                     .fault = CUDA_SUCCESS };
+        (void)xpsim_stream_push(stream, &barrier, rec->stream, rec->ticket, NULL);
+    }
+    xpsim_rec_unref(rec);
+    return CUDA_SUCCESS;
+}
