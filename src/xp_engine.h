@@ -73,12 +73,17 @@ static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
     /* Deeper first: a signal arriving from here on finds the thread busy. */
     int depth = xp_depth++;
     s->foreign = false;
-    s->callee_before = xp_callee;
-    s->clean_before = xp_callee_clean;
-    if (__builtin_expect(depth == 0, 1))
+    if (__builtin_expect(depth == 0, 1)) {
+        /* Outside any hook: whatever an earlier call left there is void,
+         * and from xp_scope_leave on the thread is in our code again. */
+        s->callee_before = 0;
+        s->clean_before = false;
         s->recording = xp_engine_enter();
-    else
+    } else {
+        s->callee_before = xp_callee;
+        s->clean_before = xp_callee_clean;
         s->recording = xp_scope_enter_deeper(s);
+    }
     s->start_ns = s->recording ? xp_now_ns() : 0;
     /* Nothing of ours is half done inside real, unless this call is nested
      * in our own work (then what was beneath stays as unclean as it was). */
