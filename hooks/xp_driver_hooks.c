@@ -193,9 +193,9 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
         if (real == NULL)                                                               \
             return CUDA_ERROR_UNKNOWN;                                                  \
         xp_scope scope;                                                                 \
-        xp_scope_enter(&scope);                                                         \
         scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
         scope.site.sp = (uintptr_t)&scope;                                              \
+        xp_scope_enter(&scope, (uintptr_t)real);                                        \
         CUresult rc = real args;                                                        \
         int saved_errno = errno;                                                        \
         if (xp_scope_returned(&scope)) {                                                \

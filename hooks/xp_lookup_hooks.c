@@ -500,9 +500,9 @@ __asm__(".pushsection .text\n"
             (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, (version));      \
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
-        xp_depth++;                                                                     \
+        xp_guard guard = xp_guard_enter((uintptr_t)real);                               \
         cudaError_t rc = real args;                                                     \
-        xp_depth--;                                                                     \
+        xp_guard_leave(guard);                                                          \
         if (rc == cudaSuccess)                                                          \
             xp_drv_substitute((symbol), (pfn));                                         \
         return rc;                                                                      \

@@ -118,9 +118,9 @@ const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version)
         if (real == NULL)                                                               \
             return cudaErrorUnknown;                                                    \
         xp_scope scope;                                                                 \
-        xp_scope_enter(&scope);                                                         \
         scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
         scope.site.sp = (uintptr_t)&scope;                                              \
+        xp_scope_enter(&scope, (uintptr_t)real);                                        \
         cudaError_t rc = real args;                                                     \
         int saved_errno = errno;                                                        \
         always;                                                                         \

@@ -61,9 +61,9 @@ static void ask_uuid(int device)
     xp_uuid_fn fn;
     memcpy(&fn, &sym, sizeof fn);
     CUuuid u;
-    xp_depth++;
+    xp_guard g = xp_guard_enter((uintptr_t)fn);
     CUresult rc = fn(&u, (CUdevice)device);
-    xp_depth--;
+    xp_guard_leave(g);
     if (rc != CUDA_SUCCESS)
         return;
     const unsigned char *b = (const unsigned char *)u.bytes;

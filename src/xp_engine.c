@@ -36,6 +36,8 @@
 /* Initial-exec: the preload is loaded at start-up, so its thread-locals can
  * live in the static TLS block and be reached without __tls_get_addr. */
 __thread int xp_depth __attribute__((tls_model("initial-exec")));
+__thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
+__thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
 __thread int xp_current_device __attribute__((tls_model("initial-exec")));
 
 enum { ST_OFF = 0, ST_STARTING, ST_ON, ST_DISABLED, ST_STOPPING };
@@ -62,6 +64,9 @@ static _Atomic uint64_t next_alloc_id = 1;
  * counts calls, and the journal's own count also has the stack, module and
  * meta records that did not fit. */
 static _Atomic uint64_t calls_lost;
+/* Calls from signal handlers that interrupted the profiler's own work on
+ * their thread (xp_scope_enter_deeper), not recorded. */
+static _Atomic uint64_t signal_calls_lost;
 
 void xp_engine_call_lost(void)
 {
@@ -174,6 +179,7 @@ static void *ingest_main(void *arg)
 {
     (void)arg;
     xp_depth = 1;   /* nothing this thread does is the program's */
+    xp_callee = XP_CALLEE_OURS;
     unsigned tick = 0;
     pthread_mutex_lock(&S.stop_lock);
     while (!S.stop) {
@@ -322,6 +328,7 @@ static void *own_thread_main(void *arg)
 {
     own_thread_job *job = arg;
     xp_depth = 1;   /* nothing this thread does is the program's */
+    xp_callee = XP_CALLEE_OURS;
     job->result = job->fn();
     return NULL;
 }
@@ -384,6 +391,21 @@ bool xp_engine_enter(void)
     if (atomic_load_explicit(&state, memory_order_relaxed) == ST_STOPPING)
         xp_inflight_refused();
     return false;
+}
+
+xp_session xp_engine_session(void)
+{
+    switch (atomic_load_explicit(&state, memory_order_acquire)) {
+    case ST_ON: return XP_SESSION_ON;
+    case ST_STARTING: return XP_SESSION_STARTING;
+    case ST_STOPPING: return XP_SESSION_STOPPING;
+    default: return XP_SESSION_NONE;
+    }
+}
+
+void xp_engine_signal_call_lost(void)
+{
+    atomic_fetch_add_explicit(&signal_calls_lost, 1, memory_order_relaxed);
 }
 
 xp_journal *xp_engine_journal(void)
@@ -480,6 +502,7 @@ static int finish(void)
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
     char err[512];
     uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);
+    uint64_t from_signals = atomic_load_explicit(&signal_calls_lost, memory_order_relaxed);
     uint64_t other_lost = xp_journal_lost(S.journal) - lost;
     int rc = xp_ingest_pass(S.ingest, S.reader, true, err, sizeof err);
     uint64_t pending = 0;
@@ -506,6 +529,13 @@ static int finish(void)
                 snprintf(why, sizeof why, "%s", xp_journal_lost_reason(S.journal));
             xp_ingest_add_lost(S.ingest, lost, why);
         }
+        if (from_signals) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "%" PRIu64 " call(s) from signal handlers not recorded (they interrupted "
+                     "the profiler's own work on their thread)", from_signals);
+            xp_ingest_add_lost(S.ingest, from_signals, why);
+        }
         if (in_flight) {
             char why[96];
             snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);
@@ -519,7 +549,7 @@ static int finish(void)
         snprintf(jpath, sizeof jpath, "%s%s", S.db_path, XP_JOURNAL_SUFFIX);
         unlink(jpath);
         /* Said once, by the launcher from meta when there is one. */
-        uint64_t missing = lost + in_flight + pending;
+        uint64_t missing = lost + from_signals + in_flight + pending;
         if (missing && S.cfg.manifest[0] == '\0')
             warn("xferprof: %s: %" PRIu64 " call(s) not recorded (see meta records_lost_reason)",
                  S.db_path, missing);
@@ -587,13 +617,13 @@ static void ask_driver(uint64_t addr, xp_where *out)
     }
     unsigned int type = 0, managed = 0;
     int ordinal = -1;
-    xp_depth++;
+    xp_guard g = xp_guard_enter((uintptr_t)fn);
     CUresult rc = fn(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)addr);
     if (rc == CUDA_SUCCESS) {
         fn(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)addr);
         fn(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)addr);
     }
-    xp_depth--;
+    xp_guard_leave(g);
     if (rc != CUDA_SUCCESS)
         return;
     if (managed)
@@ -640,9 +670,9 @@ int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
     if (fn == NULL)
         return -1;
     size_t f = 0, t = 0;
-    xp_depth++;
+    xp_guard g = xp_guard_enter((uintptr_t)fn);
     CUresult rc = fn(&f, &t);
-    xp_depth--;
+    xp_guard_leave(g);
     if (rc != CUDA_SUCCESS)
         return -1;
     *free_bytes = f;
@@ -720,7 +750,7 @@ static uint8_t blocking_of(bool async, uint8_t dir, uint8_t host_mem)
  * between (a launch, an event record, an allocation) breaks the pair.
  * Thread-owned; the copy's description is kept only when the sync can
  * fingerprint its destination (a D2H copy into readable host memory). */
-static __thread struct {
+static __thread struct xp_last_copy {
     bool valid, d2h;
     int device;
     uint64_t start_ns, stream;
@@ -731,6 +761,18 @@ static __thread struct {
 static inline void forget_last_copy(void)
 {
     last_copy.valid = false;
+}
+
+_Static_assert(sizeof last_copy <= XP_LAST_COPY_BYTES, "XP_LAST_COPY_BYTES holds last_copy");
+
+void xp_engine_last_copy_aside(void *buf)
+{
+    memcpy(buf, &last_copy, sizeof last_copy);
+}
+
+void xp_engine_last_copy_back(const void *buf)
+{
+    memcpy(&last_copy, buf, sizeof last_copy);
 }
 
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)

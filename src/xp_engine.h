@@ -19,11 +19,32 @@
  * another hooked function (or our own CUDA calls) is not recorded twice. */
 extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
 
+/* What the thread runs while xp_depth > 0, so that a hook entered then can
+ * tell a call made by that code (really nested: the runtime calling the
+ * driver) from a call made by a signal handler that interrupted it (a
+ * "foreign" call: docs/interposition.md, "Signal handlers"):
+ * - xp_callee: the CUDA function a hook (or the preload itself) is inside
+ *   of; 0 while the thread runs code of ours (a hook's bookkeeping);
+ *   XP_CALLEE_OURS on threads of ours, where any hooked call is nested.
+ * - xp_callee_clean: whether nothing of ours is half done beneath it (the
+ *   real call of a hook, not a driver query made in the middle of writing
+ *   a record): only then may a foreign call be recorded.
+ * Written by the thread itself and by signal handlers on it, each restoring
+ * what it found, hence plain thread-locals. */
+extern __thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
+extern __thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
+#define XP_CALLEE_OURS ((uintptr_t)1)
+
 /* A hooked call in progress. */
 typedef struct xp_scope {
     bool recording;
+    bool foreign;             /* entered from a signal handler (xp_scope_enter_deeper) */
+    bool clean_before;        /* xp_callee_clean and xp_callee as found at entry */
+    bool set_aside;           /* a foreign call's: it set the thread's state aside */
+    uint8_t phase_before;     /* a foreign call's: xp_inflight_phase() at entry */
+    uintptr_t callee_before;
     uint64_t start_ns;
-    xp_call_site site;        /* set by the hook: where it was called from */
+    xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
 
 static inline uint64_t xp_now_ns(void)
@@ -41,11 +62,33 @@ bool xp_engine_ready(void);
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off. */
 bool xp_engine_enter(void);
 
-static inline void xp_scope_enter(xp_scope *s)
+/* xp_scope_enter's decision for a hook entered while xp_depth was already
+ * above 0 (out of line: the uncommon case).  Whether to record it. */
+bool xp_scope_enter_deeper(xp_scope *s);
+
+/* A hook, before calling real (its s->site set): whether to record the
+ * call, and from here to xp_scope_returned the thread runs real. */
+static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
 {
-    s->recording = xp_depth == 0 && xp_engine_enter();
-    xp_depth++;
+    /* Deeper first: a signal arriving from here on finds the thread busy. */
+    int depth = xp_depth++;
+    s->foreign = false;
+    if (__builtin_expect(depth == 0, 1)) {
+        /* Outside any hook: whatever an earlier call left there is void,
+         * and from xp_scope_leave on the thread is in our code again. */
+        s->callee_before = 0;
+        s->clean_before = false;
+        s->recording = xp_engine_enter();
+    } else {
+        s->callee_before = xp_callee;
+        s->clean_before = xp_callee_clean;
+        s->recording = xp_scope_enter_deeper(s);
+    }
     s->start_ns = s->recording ? xp_now_ns() : 0;
+    /* Nothing of ours is half done inside real, unless this call is nested
+     * in our own work (then what was beneath stays as unclean as it was). */
+    xp_callee_clean = depth == 0 || s->recording || s->clean_before;
+    xp_callee = real;
 }
 
 /* After the real call returned: whether to write its records.  False when
@@ -53,16 +96,57 @@ static inline void xp_scope_enter(xp_scope *s)
  * ran (it was then counted as lost, and the journal may be gone). */
 static inline bool xp_scope_returned(xp_scope *s)
 {
-    if (s->recording && !xp_inflight_returned())
-        s->recording = false;
+    if (s->recording) {
+        /* Writing its records: ours, and not to be disturbed. */
+        xp_callee = 0;
+        xp_callee_clean = false;
+        if (!xp_inflight_returned())
+            s->recording = false;
+    } else {
+        xp_callee = s->callee_before;
+        xp_callee_clean = s->clean_before;
+    }
     return s->recording;
 }
 
+/* A foreign call's end (xp_engine.c): gives the interrupted call back the
+ * thread's state the recording of this one changed. */
+void xp_scope_leave_foreign(const xp_scope *s);
+
 static inline void xp_scope_leave(const xp_scope *s)
 {
-    xp_depth--;
+    xp_callee = s->callee_before;
+    xp_callee_clean = s->clean_before;
     if (s->recording)
         xp_inflight_leave();
+    if (__builtin_expect(s->foreign, 0))
+        xp_scope_leave_foreign(s);
+    xp_depth--;
+}
+
+/* Around a CUDA call the preload makes itself (a driver query while
+ * writing a record, a lookup hook's real call): one level deeper, with the
+ * function noted, so that hooks it reaches are nested and a signal handler
+ * interrupting it finds the thread busy with work of ours. */
+typedef struct xp_guard {
+    uintptr_t callee;
+    bool clean;
+} xp_guard;
+
+static inline xp_guard xp_guard_enter(uintptr_t fn)
+{
+    xp_guard g = {xp_callee, xp_callee_clean};
+    xp_depth++;
+    xp_callee_clean = false;
+    xp_callee = fn;
+    return g;
+}
+
+static inline void xp_guard_leave(xp_guard g)
+{
+    xp_callee = g.callee;
+    xp_callee_clean = g.clean;
+    xp_depth--;
 }
 
 /* The calling thread's current device, as last set through cudaSetDevice. */
@@ -190,6 +274,30 @@ int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
  * process's CUDA runtime, if any, is linked statically and its copies are
  * seen at the driver layer only. */
 void xp_note_driver_call(void);
+
+/* The session's state, for a call from a signal handler (xp_scope.c),
+ * which must neither start the session nor wait for it to start: the
+ * handler may have interrupted the start. */
+typedef enum xp_session {
+    XP_SESSION_NONE,          /* off, disabled, or never started */
+    XP_SESSION_STARTING,
+    XP_SESSION_ON,
+    XP_SESSION_STOPPING,
+} xp_session;
+xp_session xp_engine_session(void);
+
+/* A call from a signal handler not recorded because the handler
+ * interrupted the profiler's own work on its thread (counted in
+ * records_lost at exit, with that reason). */
+void xp_engine_signal_call_lost(void);
+
+/* For a call from a signal handler (xp_scope.c): the interrupted call may
+ * be a sync that pairs with the thread's last copy once it returns
+ * (xp_rec_sync.copy_start_ns), so the handler's calls leave that state as
+ * they found it: copied aside into XP_LAST_COPY_BYTES bytes, and back. */
+#define XP_LAST_COPY_BYTES 256
+void xp_engine_last_copy_aside(void *buf);
+void xp_engine_last_copy_back(const void *buf);
 
 /* A call whose record did not fit in the journal (counted in records_lost
  * at exit, with the journal's reason). */

@@ -81,6 +81,16 @@ void xp_inflight_leave(void)
     atomic_fetch_sub_explicit(my_stripe(), XP_WRITER_ONE, memory_order_release);
 }
 
+uint8_t xp_inflight_phase(void)
+{
+    return own_phase;
+}
+
+void xp_inflight_set_phase(uint8_t phase)
+{
+    own_phase = phase;
+}
+
 void xp_inflight_refused(void)
 {
     atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);

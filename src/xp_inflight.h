@@ -16,6 +16,12 @@ bool xp_inflight_enter(void);
 bool xp_inflight_returned(void);
 void xp_inflight_leave(void);
 
+/* The calling thread's own counted call's phase, for a call from a signal
+ * handler that interrupts one: saved before it is counted, and set back
+ * after, so that the interrupted call is still known as the thread's own. */
+uint8_t xp_inflight_phase(void);
+void xp_inflight_set_phase(uint8_t phase);
+
 /* A call not recorded because the session is stopping: counted as lost
  * (until xp_inflight_cut_off has taken its count). */
 void xp_inflight_refused(void);

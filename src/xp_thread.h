@@ -35,6 +35,14 @@ typedef struct xp_thread {
     xp_where_memo where[XP_WHERE_MEMO];
     xp_nvtx_thread nvtx;
     xp_stack_thread stack;
+    /* xp_scope.c's: what a call from a signal handler that interrupted a
+     * hook's real call set aside of the thread's state (its last copy, for
+     * pairing with a sync), given back when it ends; one level (a second
+     * handler inside that call leaves it alone).  held: in use. */
+    struct {
+        bool held;
+        _Alignas(16) unsigned char last_copy[XP_LAST_COPY_BYTES];
+    } aside;
 } xp_thread;
 
 /* The calling thread's block, NULL until its first use (and again once it

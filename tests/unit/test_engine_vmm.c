@@ -16,10 +16,10 @@
 
 static void enter(xp_scope *s)
 {
-    xp_scope_enter(s);
-    xp_scope_returned(s);   /* no real call: straight to writing */
     s->site.ret = 0;
     s->site.sp = 0;
+    xp_scope_enter(s, 0);
+    xp_scope_returned(s);   /* no real call: straight to writing */
 }
 
 static void test_mapped_is_device_memory(void **state)
