@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -175,6 +176,50 @@ static void put_cmdline(void)
 
 /* The background ingest: moves committed records into SQLite every 100 ms,
  * so that a long run's journal does not wait for exit. */
+/* A vfork child that called exit() ran glibc's exit path in our memory:
+ * its pid, set by xp_engine_unload in the child, 0 otherwise.  That pass
+ * marked every library's destructors as run and closed the list of exit
+ * handlers (atexit fails from then on), so our own exit would run nothing
+ * of ours.  What it did not use up is the thread-local destructors of the
+ * threads that are not the vforking one's: once the child is gone, the
+ * main thread's next CUDA call registers xp_engine_exit_handler there
+ * (__cxa_thread_atexit_impl), which the main thread's exit() runs first. */
+static _Atomic pid_t vfork_exited_child;
+
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
+extern void *__dso_handle;
+
+static void xp_engine_unload(void);
+
+static void xp_engine_exit_handler(void *arg)
+{
+    (void)arg;
+    xp_engine_unload();
+}
+
+/* Whether a vfork child, which exits in our memory, has left it: exited
+ * (WNOWAIT keeps it waitable for the program) or already reaped. */
+static bool vfork_child_gone(pid_t child)
+{
+    siginfo_t info = {0};
+    if (waitid(P_PID, (id_t)child, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD;
+    return info.si_pid == child;
+}
+
+/* On the main thread only: a thread-local destructor of another thread
+ * would end the session when that thread ends. */
+static void rearm_exit_after_vfork(void)
+{
+    pid_t child = atomic_load(&vfork_exited_child);
+    if (child <= 0 || my_tid() != (uint32_t)getpid() || !vfork_child_gone(child))
+        return;
+    atomic_store(&vfork_exited_child, 0);
+    int saved = errno;
+    (void)__cxa_thread_atexit_impl(xp_engine_exit_handler, NULL, &__dso_handle);
+    errno = saved;
+}
+
 static void *ingest_main(void *arg)
 {
     (void)arg;
@@ -385,6 +430,10 @@ bool xp_engine_ready(void)
 
 bool xp_engine_enter(void)
 {
+    /* The program's next CUDA call after a vfork child's exit(): one
+     * relaxed load. */
+    if (__builtin_expect(atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) != 0, 0))
+        rearm_exit_after_vfork();
     if (__builtin_expect(xp_engine_ready(), 1))
         return xp_inflight_enter();
     /* A call the program makes while we stop is a call we do not record. */
@@ -564,10 +613,14 @@ static int finish(void)
 
 __attribute__((destructor)) static void xp_engine_unload(void)
 {
-    /* First, before any store: after vfork() a child that calls exit() runs
-     * this in its parent's memory, where the session is the parent's. */
-    if (S.pid != getpid())
+    /* First: after vfork() a child that calls exit() runs this in its
+     * parent's memory, where the session is the parent's; all it may do is
+     * tell the parent (rearm_exit_after_vfork). */
+    if (S.pid != getpid()) {
+        if (atomic_load(&state) == ST_ON)
+            atomic_store(&vfork_exited_child, getpid());
         return;
+    }
     int expected = ST_ON;
     if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
         return;
