@@ -11,7 +11,11 @@
  *     least leak.growing_fraction of the windows (a cache that fills once,
  *     early or late, rises in one or two);
  *  3. they still rise in the last quarter of the run (a cache that filled
- *     over the first half and then stayed flat is not growing).
+ *     over the first half and then stayed flat is not growing);
+ *  4. the second half of the run adds at least a third of what the first
+ *     half added (a leak keeps its pace; a cache that warmed up over the
+ *     first half and took one more block late, PyTorch's pinned blocks as
+ *     the host ran ahead, has not).
  * The run is the process's CUDA activity: its first allocation to its last
  * event (process start-up, imports say, is not part of any trend). */
 #include <stdlib.h>
@@ -126,7 +130,7 @@ static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id
 }
 
 /* How many windows the site's live bytes rose in, and whether they rose in
- * the last quarter of the run. */
+ * the last quarter of the run and kept their pace over its second half. */
 static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t n, struct xp_run run,
                          bool *rising_at_end)
 {
@@ -145,7 +149,10 @@ static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t
     unsigned rises = 0;
     for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++)
         rises += live[w] > live[w - 1];
-    *rising_at_end = live[XP_LEAK_WINDOWS] > live[XP_LEAK_WINDOWS * 3 / 4];
+    uint64_t first = live[XP_LEAK_WINDOWS / 2] > live[0] ? live[XP_LEAK_WINDOWS / 2] - live[0] : 0;
+    uint64_t second = live[XP_LEAK_WINDOWS] > live[XP_LEAK_WINDOWS / 2]
+                          ? live[XP_LEAK_WINDOWS] - live[XP_LEAK_WINDOWS / 2] : 0;
+    *rising_at_end = live[XP_LEAK_WINDOWS] > live[XP_LEAK_WINDOWS * 3 / 4] && second >= first / 3;
     return rises;
 }
 
