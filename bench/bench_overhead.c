@@ -13,6 +13,13 @@
  *       copy sends the same bytes, so from 64 KiB on each repeated sample is
  *       confirmed by a full hash; new: a counter in the first 8 bytes makes
  *       every copy new content (a changed sample, no confirmation)
+ *   bench_overhead cputime N [REPS [FRAMES [BYTES [same|new]]]]
+ *       as time, and also prints "cpu_ns_per_call X": the best of REPS runs
+ *       of the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, user and
+ *       system) per call.  What a tool costs the program's thread itself:
+ *       a tool working in another thread or process (xferprof's ingest,
+ *       uftrace's writers, ltrace's tracer) costs wall time only
+ *       (bench/run_peers.sh)
  *   bench_overhead kill N
  *       makes N calls, then SIGKILLs itself: leaves a journal of N copy
  *       records to ingest
@@ -40,11 +47,16 @@
 
 #define BATCH 1000
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void ok(cudaError_t rc, const char *what)
@@ -59,13 +71,24 @@ static void ok(cudaError_t rc, const char *what)
  * sends new content (... new). */
 static size_t copy_bytes = 8;
 static bool new_content;
+/* bench_overhead cputime: the calls' thread CPU time is summed here too.
+ * Read outside the monotonic clock's pair, so that the wall time is the
+ * same measurement as in mode time; a thread CPU clock read is a system
+ * call (not in the vDSO), once per BATCH calls. */
+static bool cpu_clock;
+static uint64_t cpu_spent;
 
-/* n calls in batches of BATCH; returns the nanoseconds spent in the calls. */
-static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
+/* n calls in batches of BATCH; returns the nanoseconds spent in the calls.
+ * noinline: the function callgrind's --toggle-collect counts
+ * (bench/run_peers.sh). */
+__attribute__((noinline)) static uint64_t calls(void *dev, const void *pinned, cudaStream_t s,
+                                                long n)
 {
     uint64_t spent = 0;
+    cpu_spent = 0;
     for (long done = 0; done < n;) {
         long k = n - done < BATCH ? n - done : BATCH;
+        uint64_t c0 = cpu_clock ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
         uint64_t t0 = now_ns();
         for (long i = 0; i < k; i++) {
             if (new_content)
@@ -74,6 +97,8 @@ static uint64_t calls(void *dev, const void *pinned, cudaStream_t s, long n)
                "cudaMemcpyAsync");
         }
         spent += now_ns() - t0;
+        if (cpu_clock)
+            cpu_spent += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         done += k;
         /* Untimed: keeps the simulator's queue short, so every batch starts
          * from the same state. */
@@ -91,6 +116,7 @@ typedef struct {
     long n;
     int reps;
     double best;
+    double best_cpu;          /* bench_overhead cputime: thread CPU ns per call */
 } job;
 
 /* Goes `frames` calls deep, then measures.  noinline and the use of the
@@ -117,6 +143,9 @@ __attribute__((noinline)) static int nest(job *j, int frames)
         double per = (double)spent / (double)j->n;
         if (per < j->best)
             j->best = per;
+        double cpu = (double)cpu_spent / (double)j->n;
+        if (cpu_clock && cpu < j->best_cpu)
+            j->best_cpu = cpu;
     }
     return 1;
 }
@@ -140,10 +169,11 @@ static double nvtx_pairs(long n, int reps)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "kill") != 0 &&
-                     strcmp(argv[1], "unwind") != 0 && strcmp(argv[1], "nvtx") != 0)) {
-        fprintf(stderr, "usage: bench_overhead time N [REPS [FRAMES [BYTES]]] | kill N | "
-                        "unwind N [FRAMES] | nvtx N [REPS]\n");
+    if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "cputime") != 0 &&
+                     strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "unwind") != 0 &&
+                     strcmp(argv[1], "nvtx") != 0)) {
+        fprintf(stderr, "usage: bench_overhead time|cputime N [REPS [FRAMES [BYTES [same|new]]]] "
+                        "| kill N | unwind N [FRAMES] | nvtx N [REPS]\n");
         return 2;
     }
     if (strcmp(argv[1], "nvtx") == 0) {
@@ -177,6 +207,7 @@ int main(int argc, char **argv)
         bytes > (1l << 30) || (argc > 6 && !new_content && strcmp(argv[6], "same") != 0))
         return 2;
     copy_bytes = (size_t)bytes;
+    cpu_clock = strcmp(argv[1], "cputime") == 0;
     size_t buf = copy_bytes < 64 ? 64 : copy_bytes;
     void *dev = NULL, *pinned = NULL;
     cudaStream_t s = NULL;
@@ -194,9 +225,12 @@ int main(int argc, char **argv)
     /* Warm-up at the same depth: first touch, caches, the stack seen once. */
     job warm = {.dev = dev, .pinned = pinned, .s = s, .n = n / 10 + 1, .reps = 1, .best = 1e30};
     nest(&warm, frames);
-    job j = {.dev = dev, .pinned = pinned, .s = s, .n = n, .reps = reps, .best = 1e30};
+    job j = {.dev = dev, .pinned = pinned, .s = s, .n = n, .reps = reps, .best = 1e30,
+             .best_cpu = 1e30};
     nest(&j, frames);
     printf("ns_per_call %.1f\n", j.best);
+    if (cpu_clock)
+        printf("cpu_ns_per_call %.1f\n", j.best_cpu);
     ok(cudaStreamDestroy(s), "cudaStreamDestroy");
     ok(cudaFreeHost(pinned), "cudaFreeHost");
     ok(cudaFree(dev), "cudaFree");
