@@ -692,17 +692,30 @@ void xp_classify(uint64_t addr, xp_where *out)
 {
     out->kind = 0;
     out->device = -1;
+    /* Read before the lookup: a change made during it makes the memo stale. */
+    uint64_t gen = xp_registry_generation();
+    xp_thread *t = xp_thread_get();
+    for (unsigned k = 0; t && k < XP_RANGE_MEMO; k++) {
+        const xp_range_memo *m = &t->ranges[k];
+        if (m->valid && m->generation == gen && addr - m->base < m->size) {
+            *out = m->where;
+            return;
+        }
+    }
     xp_range r;
     if (xp_registry_lookup(addr, &r)) {
         /* A mapping is device memory at an address: what a copy sees. */
         out->kind = r.kind == XP_ALLOC_MAPPED ? XP_ALLOC_DEVICE : r.kind;
         out->device = r.kind == XP_ALLOC_PINNED || r.kind == XP_ALLOC_REGISTERED ? -1 : r.device;
+        if (t) {
+            t->ranges[t->next_range] = (xp_range_memo){r.base, r.size, gen, *out, true};
+            t->next_range = (t->next_range + 1) % XP_RANGE_MEMO;
+        }
         return;
     }
     /* The thread's memory of what the driver said about a page (xp_thread.h);
      * without one, the driver is asked every time. */
-    xp_thread *t = xp_thread_get();
-    uint64_t page = addr >> 12, gen = xp_registry_generation();
+    uint64_t page = addr >> 12;
     xp_where_memo *m = t ? &t->where[page % XP_WHERE_MEMO] : NULL;
     if (m && m->valid && m->page == page && m->generation == gen) {
         *out = m->where;

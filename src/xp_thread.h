@@ -27,12 +27,25 @@ typedef struct xp_where_memo {
     bool valid;
 } xp_where_memo;
 
+/* xp_classify's memory of the registry's last answers: a loop copies
+ * between the same two buffers call after call, and a hit here costs a
+ * compare where the registry's search under its sequence lock costs a
+ * hundred instructions.  Good while the registry's generation is. */
+#define XP_RANGE_MEMO 2
+typedef struct xp_range_memo {
+    uint64_t base, size, generation;
+    xp_where where;
+    bool valid;
+} xp_range_memo;
+
 typedef struct xp_thread {
     /* xp_thread.c's: the list of every block, and whether a thread holds it. */
     struct xp_thread *next;
     atomic_bool in_use;
     /* Each module's part; zero when a thread gets the block. */
     xp_where_memo where[XP_WHERE_MEMO];
+    xp_range_memo ranges[XP_RANGE_MEMO];
+    unsigned next_range;
     xp_nvtx_thread nvtx;
     xp_stack_thread stack;
     /* xp_scope.c's: what a call from a signal handler that interrupted a
