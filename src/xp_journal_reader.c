@@ -278,6 +278,22 @@ static int64_t xp_remap(xp_journal_reader *r)
     return (int64_t)size;
 }
 
+/* Lets go of the pages of chunk i the reader has in memory.  The mapping
+ * is shared and read-only: the pages stay in the file and the page cache,
+ * and a later read faults in only what it touches (a live chunk's new
+ * records), so a reader of a growing journal, the profiled process's own
+ * ingest, does not keep every page of it resident (issue 15). */
+static void xp_release_chunk_pages(const xp_journal_reader *r, uint64_t i)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint64_t from = XP_JOURNAL_HEADER_SIZE + i * (uint64_t)XP_CHUNK_SIZE;
+    uint64_t to = from + XP_CHUNK_SIZE < r->map_len ? from + XP_CHUNK_SIZE : r->map_len;
+    from = (from + page - 1) & ~(uint64_t)(page - 1);
+    to &= ~(uint64_t)(page - 1);
+    if (to > from)
+        (void)madvise((void *)(r->map + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
 /* Whether [p, p + n) holds anything but zero (p 8-aligned).  The loads are
  * atomic because a final read may race with a writer thread that is still
  * running (an exit-time pass while other threads go on). */
@@ -459,6 +475,7 @@ int xp_journal_read(xp_journal_reader *r, xp_record_fn fn, void *user, bool fina
         if (r->cur[i].flags & XP_CUR_DONE)
             continue;
         rc = xp_read_chunk(r, i, (uint64_t)size, fn, user, final);
+        xp_release_chunk_pages(r, i);
         if (rc != 0)
             break;
     }
