@@ -1,0 +1,390 @@
+/* xp_record.c: the call records: what the hooks saw turned into journal
+ * records (copies, allocations, frees, syncs, memsets, failed calls), the
+ * registry kept up to date with allocations and frees, and the state that
+ * pairs an async copy with the sync that waits for it. */
+#include "xp_engine.h"
+#include "xp_engine_int.h"
+#include "xp_fingerprint.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "xp_devices.h"
+#include "xp_journal.h"
+#include "xp_nvtx.h"
+#include "xp_registry.h"
+
+/* The next allocation's id, for the whole process (0 says "none"). */
+static _Atomic uint64_t next_alloc_id = 1;
+
+/* Successful kernel launches per device since the session started, one
+ * cache line each (threads launching on different devices do not share
+ * one).  Written by the launch hooks, read by every copy record. */
+#define XP_MAX_DEVICES 64
+static struct {
+    _Alignas(64) _Atomic uint64_t n;
+} launches[XP_MAX_DEVICES];
+
+static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status,
+                          int device)
+{
+    xp_call *c = xp_journal_reserve(xp_sess.journal, size);
+    if (c == NULL) {
+        xp_engine_call_lost();
+        return NULL;
+    }
+    c->h.type = type;
+    c->h.api = (uint16_t)api;
+    c->h.size = size;
+    c->h.tid = xp_my_tid();
+    c->start_ns = s->start_ns;
+    c->end_ns = xp_now_ns();
+    c->stack_id = xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &s->site);
+    c->status = status;
+    c->device = device;
+    return c;
+}
+
+static bool host_kind(uint8_t k)
+{
+    return k == 0 || k == XP_ALLOC_PINNED || k == XP_ALLOC_REGISTERED;
+}
+
+static uint8_t host_mem_of(const xp_where *w)
+{
+    if (w->kind == XP_ALLOC_MANAGED)
+        return XP_HOST_MANAGED;
+    return w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED ? XP_HOST_PINNED
+                                                                        : XP_HOST_PAGEABLE;
+}
+
+uint64_t xp_kernel_seq(int device)
+{
+    return (unsigned)device < XP_MAX_DEVICES
+               ? atomic_load_explicit(&launches[device].n, memory_order_relaxed)
+               : 0;
+}
+
+/* ---- copies ------------------------------------------------------------- */
+
+/* How long the API holds the caller, as NVIDIA's "API synchronization
+ * behavior" page documents it (docs/schema.md, blocking):
+ * - synchronous APIs (cudaMemcpy, cudaMemcpy2D/3D, cudaMemcpyToSymbol, ...):
+ *   H2D, D2H and H2H return once the bytes are out of the caller's memory or
+ *   have arrived (SYNC); device to device performs no host-side
+ *   synchronization (ASYNC), and so does cudaMemcpyPeer ("asynchronous with
+ *   respect to the host") and cudaMemcpy3DPeer between devices;
+ * - asynchronous APIs: host to host is fully synchronous (SYNC); a pageable
+ *   host side is staged, or waited for, while the caller is held
+ *   (ASYNC_PAGEABLE); everything else returns at once (ASYNC). */
+static uint8_t blocking_of(bool async, uint8_t dir, uint8_t host_mem)
+{
+    if (dir == XP_DIR_H2H)
+        return XP_BLOCK_SYNC;
+    if (!async)
+        return dir == XP_DIR_D2D ? XP_BLOCK_ASYNC : XP_BLOCK_SYNC;
+    return host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE : XP_BLOCK_ASYNC;
+}
+
+/* The calling thread's last recorded call, when it was a copy that left
+ * work queued (anything but SYNC): if the next recorded call on the thread
+ * synchronizes that copy's stream or device, the two are one blocking copy
+ * in effect (xp_rec_sync.copy_start_ns).  Any other recorded call in
+ * between (a launch, an event record, an allocation) breaks the pair.
+ * Thread-owned; the copy's description is kept only when the sync can
+ * fingerprint its destination (a D2H copy into readable host memory). */
+static __thread struct xp_last_copy {
+    bool valid, d2h;
+    int device;
+    uint64_t start_ns, stream;
+    xp_copy_call call;
+    xp_where wd;
+} last_copy __attribute__((tls_model("initial-exec")));
+
+static inline void forget_last_copy(void)
+{
+    last_copy.valid = false;
+}
+
+_Static_assert(sizeof last_copy <= XP_LAST_COPY_BYTES, "XP_LAST_COPY_BYTES holds last_copy");
+
+void xp_engine_last_copy_aside(void *buf)
+{
+    memcpy(buf, &last_copy, sizeof last_copy);
+}
+
+void xp_engine_last_copy_back(const void *buf)
+{
+    memcpy(&last_copy, buf, sizeof last_copy);
+}
+
+void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    xp_where ws, wd;
+    xp_classify(c->src, &ws);
+    xp_classify(c->dst, &wd);
+    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
+        ws.kind = XP_ALLOC_DEVICE;
+    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
+        wd.kind = XP_ALLOC_DEVICE;
+    uint8_t dir = c->migrate;
+    switch (c->migrate ? -1 : c->kind) {
+    case -1: break;
+    case 0: dir = XP_DIR_H2H; break;
+    case 1: dir = XP_DIR_H2D; break;
+    case 2: dir = XP_DIR_D2H; break;
+    case 3: dir = XP_DIR_D2D; break;
+    default: {
+        /* cudaMemcpyDefault: unified addressing says which side is which;
+         * managed memory counts as device memory, where it is used. */
+        bool sd = !host_kind(ws.kind), dd = !host_kind(wd.kind);
+        dir = sd ? (dd ? XP_DIR_D2D : XP_DIR_D2H) : (dd ? XP_DIR_H2D : XP_DIR_H2H);
+        break;
+    }
+    }
+    uint8_t host_mem = XP_HOST_NONE;
+    if (c->migrate)
+        host_mem = XP_HOST_MANAGED;
+    else if (dir == XP_DIR_H2D)
+        host_mem = host_mem_of(&ws);
+    else if (dir == XP_DIR_D2H)
+        host_mem = host_mem_of(&wd);
+    else if (dir == XP_DIR_H2H)
+        host_mem = host_mem_of(&ws) == XP_HOST_PAGEABLE || host_mem_of(&wd) == XP_HOST_PAGEABLE
+                       ? XP_HOST_PAGEABLE : XP_HOST_PINNED;
+    uint8_t blocking = blocking_of(c->async || c->migrate, dir, host_mem);
+    int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws.device
+                 : dir == XP_DIR_H2D ? wd.device : -1;
+    if (device < 0 && dir != XP_DIR_H2H)
+        device = xp_current_device;
+    if (c->has_device)
+        device = c->device;
+    xp_rec_copy *r = reserve_call(XP_REC_COPY, c->api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    /* After the record's end time: hashing is not part of the call. */
+    uint8_t fp_kind = XP_FP_NONE;
+    r->fingerprint = status == 0 ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint,
+                                              !c->async, &fp_kind)
+                                 : 0;
+    r->fingerprint_kind = fp_kind;
+    r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
+                              ? xp_fp_confirm(c, r->fingerprint) : 0;
+    r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
+    r->src = c->src;
+    r->dst = c->dst;
+    r->bytes = c->bytes;
+    r->stream = c->stream;
+    r->direction = dir;
+    r->host_mem = host_mem;
+    r->blocking = blocking;
+    r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
+    r->nvtx_range = xp_nvtx_top;
+    if (status == 0 && blocking != XP_BLOCK_SYNC) {
+        last_copy.valid = true;
+        last_copy.device = device;
+        last_copy.start_ns = r->c.start_ns;
+        last_copy.stream = c->stream;
+        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !c->migrate;
+        if (last_copy.d2h) {
+            last_copy.call = *c;
+            last_copy.wd = wd;
+        }
+    }
+    xp_journal_commit(r);
+    if (status == 0)
+        xp_devices_used(device);
+}
+
+/* Kept in the handles table, not the memory table (xp_registry.h). */
+static bool handle_kind(uint8_t k)
+{
+    return k == XP_ALLOC_RESERVED || k == XP_ALLOC_PHYSICAL;
+}
+
+#define XP_HANDLE_KINDS ((1u << XP_ALLOC_RESERVED) | (1u << XP_ALLOC_PHYSICAL))
+
+void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
+                        uint64_t bytes, int device, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    /* Host memory and address space belong to no device. */
+    bool no_device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ||
+                     kind == XP_ALLOC_RESERVED;
+    if (device == XP_DEVICE_OF_KIND)
+        device = no_device ? -1 : xp_current_device;
+    uint64_t id = 0, mem_free = 0, mem_total = 0;
+    if (status == 0) {
+        id = atomic_fetch_add_explicit(&next_alloc_id, 1, memory_order_relaxed);
+        /* A physical allocation is a handle: one value, whatever its bytes. */
+        uint64_t size = kind == XP_ALLOC_PHYSICAL || bytes == 0 ? 1 : bytes;
+        xp_range range = {.base = ptr, .size = size, .alloc_id = id, .kind = kind,
+                          .device = device};
+        if (handle_kind(kind))
+            xp_table_add(XP_TABLE_HANDLES, &range);
+        else
+            xp_registry_add(&range);
+    } else if (status == 2 /* cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY */ &&
+               !no_device && kind != XP_ALLOC_MAPPED) {
+        /* Out-of-memory forensics: what the device had left right then. */
+        xp_driver_mem_info(&mem_free, &mem_total);
+    }
+    xp_rec_alloc *r = reserve_call(XP_REC_ALLOC, api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->alloc_id = id;
+    r->ptr = status == 0 ? ptr : 0;
+    r->bytes = bytes;
+    r->mem_free = mem_free;
+    r->mem_total = mem_total;
+    r->kind = kind;
+    xp_journal_commit(r);
+    if (status == 0)
+        xp_devices_used(device);
+}
+
+void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t ptr,
+                         uint64_t span, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    if (ptr == 0 && status == 0)
+        return;
+    bool handles = (kinds & XP_HANDLE_KINDS) != 0;
+    uint64_t at = ptr;
+    for (bool first = true;; first = false) {
+        xp_range range = {0};   /* alloc_id 0 unless a live allocation is removed */
+        if (status == 0 && handles)
+            xp_table_remove(XP_TABLE_HANDLES, at, kinds, &range);
+        else if (status == 0)
+            xp_registry_remove(at, kinds, &range);
+        /* Past the first, only allocations the span really ended. */
+        if (!first && range.alloc_id == 0)
+            return;
+        int device = range.alloc_id ? range.device : xp_current_device;
+        xp_rec_free *r = reserve_call(XP_REC_FREE, api, sizeof *r, s, status, device);
+        if (r == NULL)
+            return;
+        r->alloc_id = range.alloc_id;
+        r->ptr = at;
+        r->kind = range.alloc_id ? range.kind : 0;
+        xp_journal_commit(r);
+        if (range.alloc_id == 0 || range.size >= ptr + span - range.base)
+            return;
+        at = range.base + range.size;
+    }
+}
+
+/* Whether sync call `api` on `handle` waits for the thread's last copy. */
+static bool sync_completes_last_copy(xp_api api, uint64_t handle)
+{
+    switch (api) {
+    case XP_API_cudaStreamSynchronize:
+    case XP_API_cudaStreamSynchronize_ptsz:
+    case XP_API_cuStreamSynchronize:
+    case XP_API_cuStreamSynchronize_ptsz:
+        return handle == last_copy.stream;
+    case XP_API_cudaDeviceSynchronize:
+    case XP_API_cuCtxSynchronize:
+    case XP_API_cuCtxSynchronize_v2:
+        return last_copy.device < 0 || last_copy.device == xp_current_device;
+    default:
+        return false;   /* an event: what it marks is not known here */
+    }
+}
+
+void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
+{
+    if (!s->recording)
+        return;
+    bool paired = last_copy.valid && status == 0 && sync_completes_last_copy(api, handle);
+    forget_last_copy();
+    xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
+    if (r == NULL)
+        return;
+    r->stream = handle;
+    r->nvtx_range = xp_nvtx_top;
+    r->copy_start_ns = paired ? last_copy.start_ns : 0;
+    uint8_t fp_kind = XP_FP_NONE;
+    /* The copy's bytes have all arrived now: its destination can be read. */
+    r->fingerprint = paired && last_copy.d2h
+                         ? xp_fp_copy(&last_copy.call, XP_DIR_D2H, &last_copy.wd, &last_copy.wd,
+                                      xp_sess.cfg.fingerprint, true, &fp_kind)
+                         : 0;
+    r->fingerprint_kind = fp_kind;
+    memset(r->reserved, 0, sizeof r->reserved);
+    xp_journal_commit(r);
+}
+
+void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();   /* a call between a copy and a sync breaks the pair */
+    if (status == 0)
+        return;
+    xp_rec_call *r = reserve_call(XP_REC_CALL, api, sizeof *r, s, status, xp_current_device);
+    if (r == NULL)
+        return;
+    r->arg0 = arg0;
+    xp_journal_commit(r);
+}
+
+void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
+                      uint64_t stream, bool async, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    xp_where w;
+    xp_classify(dst, &w);
+    uint8_t host_mem = w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
+    /* NVIDIA's API synchronization behavior: a memset is asynchronous with
+     * respect to the host, except the synchronous API on pinned host memory
+     * or managed memory, which completes before it returns. */
+    uint8_t blocking = !async && host_mem != XP_HOST_NONE ? XP_BLOCK_SYNC : XP_BLOCK_ASYNC;
+    int device = w.device >= 0 && (w.kind == XP_ALLOC_DEVICE || w.kind == XP_ALLOC_MANAGED)
+                     ? w.device
+                     : xp_current_device;
+    xp_rec_memset *r = reserve_call(XP_REC_MEMSET, api, sizeof *r, s, status, device);
+    if (r == NULL)
+        return;
+    r->dst = dst;
+    r->bytes = bytes;
+    r->stream = stream;
+    r->kernel_seq = xp_kernel_seq(device);
+    r->value = value;
+    r->host_mem = host_mem;
+    r->blocking = blocking;
+    r->nvtx_range = xp_nvtx_top;
+    xp_journal_commit(r);
+}
+
+void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    if (status != 0) {
+        xp_record_call(s, api, func, status);
+        return;
+    }
+    /* A launch goes to the current device (a stream of another one is an
+     * error), so that is the device whose count grows. */
+    int device = xp_current_device;
+    if ((unsigned)device < XP_MAX_DEVICES)
+        atomic_fetch_add_explicit(&launches[device].n, 1, memory_order_relaxed);
+}
+
+void xp_record_after_fork(void)
+{
+    forget_last_copy();
+    for (size_t i = 0; i < XP_MAX_DEVICES; i++)
+        atomic_store_explicit(&launches[i].n, 0, memory_order_relaxed);
+}
