@@ -109,7 +109,7 @@ static inline bool xp_scope_returned(xp_scope *s)
     return s->recording;
 }
 
-/* A foreign call's end (xp_engine.c): gives the interrupted call back the
+/* A foreign call's end (xp_scope.c): gives the interrupted call back the
  * thread's state the recording of this one changed. */
 void xp_scope_leave_foreign(const xp_scope *s);
 

@@ -19,7 +19,7 @@
 #include "xp_nvtx.h"
 #include "xp_stack.h"
 
-/* xp_classify's memory of what the driver said about a page (xp_engine.c). */
+/* xp_classify's memory of what the driver said about a page (xp_classify.c). */
 #define XP_WHERE_MEMO 64
 typedef struct xp_where_memo {
     uint64_t page, generation;
