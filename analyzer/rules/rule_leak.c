@@ -245,9 +245,14 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
         f = xp_report_add(r, "leak", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, 0, xp_fix_growing,
                           xp_fix_pytorch_growing,
                           "%llu allocations from this site (%s) were never freed%s%s%s: its live memory "
-                          "rose in %u of %u parts of the run, and was still rising at exit",
+                          "rose in %u of %u parts of the run, and was still rising at exit%s",
                           (unsigned long long)s->count, xp_bytes_str(s->bytes).s, allocator ? " (by " : "",
-                          allocator ? allocator : "", allocator ? ")" : "", rises, XP_LEAK_WINDOWS);
+                          allocator ? allocator : "", allocator ? ")" : "", rises, XP_LEAK_WINDOWS,
+                          /* The allocator asks CUDA for more wherever its pool ran
+                           * short: the line that keeps the memory is elsewhere. */
+                          allocator ? "; this is where the allocator's pool ran short, the memory is "
+                                      "held by what the program keeps alive across iterations"
+                                    : "");
     else
         f = xp_report_add(r, "leak", XP_SEV_INFO, p, s->stack_id, s->count, s->bytes, 0, xp_fix_held,
                           xp_fix_pytorch_held, "%llu allocation%s from this site (%s) %s still live at exit",

@@ -198,6 +198,7 @@ static void test_leak_caching_allocator(void **state)
     assert_int_equal(f->severity, XP_SEV_WARNING);
     assert_string_equal(text(f, "kind"), "growing");
     assert_string_equal(text(f, "allocator"), "PyTorch's caching allocator");
+    assert_non_null(strstr(f->message, "where the allocator's pool ran short"));
     report_free(&r);
     (void)state;
 }
