@@ -31,12 +31,13 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT": the commit word before version 5 */
-#define XP_JOURNAL_VERSION 5     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+#define XP_JOURNAL_VERSION 6     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
                                     4: stack records grew Python frames; PYCODE; copy
                                        records grew full_fingerprint; sync records
                                        copy_start_ns and the completed copy's fingerprint.
-                                    5: the commit word is the record's checksum */
+                                    5: the commit word is the record's checksum
+                                    6: PAD closes a chunk its writer left */
 #define XP_JOURNAL_CHECKSUM_VERSION 5   /* the first version whose records carry one */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
@@ -82,6 +83,8 @@ typedef enum xp_rec_type {
     XP_REC_NVTX = 10,         /* an NVTX range pushed, popped, started or ended (version 3) */
     XP_REC_NAME = 11,         /* an interned NVTX name: written once per distinct name (version 3) */
     XP_REC_PYCODE = 12,       /* a Python code object: written once per distinct one (version 4) */
+    XP_REC_PAD = 13,          /* the rest of a chunk its writer left for good: no record
+                                 follows it in the chunk (version 6); never delivered */
     /* Never written: what the reader hands its callback in place of damaged
      * bytes (a record whose checksum fails, and whatever follows it up to the
      * next whole record), so that a consumer can count them as lost and move

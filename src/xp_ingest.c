@@ -191,6 +191,8 @@ int xp_ingest_pass(xp_ingest *ig, xp_journal_reader *r, bool final, char *err, s
     if (xp_ig_commit(ig) != 0)
         goto fail;
     xp_ig_detach(ig, false);
+    if (!final)
+        xp_journal_release_done(r);   /* stored: the chunks read through can go */
     return 0;
 fail:
     xp_ig_rollback(ig);

@@ -631,6 +631,7 @@ int xp_ig_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_NVTX: return xp_store_nvtx(ig, (const xp_rec_nvtx *)h);
     case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_store_pycode(ig, (const xp_rec_pycode *)h);
+    case XP_REC_PAD:       /* the reader never delivers it */
     case XP_REC_DAMAGED: break;
     }
     ig->lost_corrupt++;

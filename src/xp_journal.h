@@ -119,6 +119,13 @@ void xp_journal_seek(xp_journal_reader *r, uint64_t chunk, uint32_t offset);
 
 void xp_journal_reader_close(xp_journal_reader *r);
 
+/* Gives the disk blocks of every chunk read to its end (closed by its
+ * writer and all delivered) back to the file system (a hole reads as
+ * zeros: an empty chunk).  Only once what was delivered is stored for good:
+ * the ingest calls it after committing a pass (issue 15: the journal of a
+ * long run stays the size of what is not ingested yet). */
+void xp_journal_release_done(xp_journal_reader *r);
+
 /* The pid the journal at path was written by (its header's), and in
  * *running (OUT) whether that process exists now (kill(pid, 0); EPERM counts:
  * another user's).  0 (and *running false) when path is not a regular file

@@ -51,6 +51,7 @@ enum {
     XP_CUR_SEEN = 1,     /* the chunk header was valid */
     XP_CUR_DONE = 2,     /* nothing more can come from this chunk */
     XP_CUR_TORN = 4,     /* counted in stats.torn already */
+    XP_CUR_RELEASED = 8, /* its blocks given back (xp_journal_release_done) */
 };
 
 /* Seek targets beyond this are nonsense (a 16 TiB journal). */
@@ -437,6 +438,10 @@ static int xp_read_chunk(xp_journal_reader *r, uint64_t chunk, uint64_t size, xp
             r->stats.damaged++;
             continue;
         }
+        if (h->type == XP_REC_PAD && r->info.version >= 6) {
+            c->offset = off + rsize;   /* the writer left the chunk: nothing follows */
+            continue;
+        }
         int rc = fn(user, h, chunk, off);
         if (rc != 0)
             return rc;  /* the cursor stays: delivered again next time */
@@ -485,6 +490,36 @@ out:
     if (stats != NULL)
         *stats = r->stats;
     return rc;
+}
+
+void xp_journal_release_done(xp_journal_reader *r)
+{
+    /* Chunk by chunk, not below first_open only: one chunk kept open for
+     * the whole run (a spare rest no thread took) must not hold back the
+     * blocks of every chunk after it. */
+    int fd = -1;
+    for (uint64_t i = 0; i < r->ncur;) {
+        if ((r->cur[i].flags & (XP_CUR_DONE | XP_CUR_RELEASED)) != XP_CUR_DONE) {
+            i++;
+            continue;
+        }
+        uint64_t end = i + 1;
+        while (end < r->ncur && (r->cur[end].flags & (XP_CUR_DONE | XP_CUR_RELEASED)) == XP_CUR_DONE)
+            end++;
+        if (fd < 0 && (fd = xp_fd_reopen(r->path, O_WRONLY | O_NONBLOCK, &r->id, XP_FD_RESERVE)) < 0)
+            return;   /* another time */
+        off_t from = (off_t)(XP_JOURNAL_HEADER_SIZE + i * (uint64_t)XP_CHUNK_SIZE);
+        off_t len = (off_t)((end - i) * (uint64_t)XP_CHUNK_SIZE);
+        if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, len) != 0 &&
+            errno != EOPNOTSUPP) {
+            close(fd);
+            return;   /* another time */
+        }
+        for (; i < end; i++)
+            r->cur[i].flags |= XP_CUR_RELEASED;   /* done, or never possible here */
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 void xp_journal_reader_close(xp_journal_reader *r)

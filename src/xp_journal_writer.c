@@ -331,32 +331,21 @@ static char *xp_take_spare(xp_journal *j, uint32_t size, uint64_t after)
     return p;
 }
 
-/* The key destructor of a thread that wrote into j: the rest of its chunk
- * goes to the spares (a full pool keeps the larger rests). */
-static void xp_thread_ended(void *arg)
+/* Closes the rest [next, end) of a chunk its thread leaves for good with a
+ * PAD record, so that a reader of the live journal knows nothing more will
+ * come from the chunk (it can then be dropped from the file once ingested,
+ * xp_journal_release_done); a rest too small for a record header is the
+ * end of the chunk already. */
+static void xp_close_rest(char *next, char *end, uint32_t tid)
 {
-    xp_journal *j = arg;
-    xp_writer_tls *t = &xp_tls;
-    if (t->gen != j->gen || !xp_owned(j) || (size_t)(t->end - t->next) < XP_SPARE_MIN)
+    if (next == NULL || end - next < (ptrdiff_t)sizeof(xp_rec_header))
         return;
-    pthread_mutex_lock(&j->spare_lock);
-    unsigned slot = j->n_spare;
-    if (slot == XP_SPARE_SLOTS) {
-        slot = 0;
-        for (unsigned i = 1; i < XP_SPARE_SLOTS; i++)
-            if (j->spare[i].end - j->spare[i].next < j->spare[slot].end - j->spare[slot].next)
-                slot = i;
-        if (j->spare[slot].end - j->spare[slot].next >= t->end - t->next)
-            slot = XP_SPARE_SLOTS;   /* every kept rest is larger */
-    } else {
-        j->n_spare++;
-    }
-    if (slot < XP_SPARE_SLOTS) {
-        j->spare[slot].next = t->next;
-        j->spare[slot].end = t->end;
-    }
-    pthread_mutex_unlock(&j->spare_lock);
-    *t = (xp_writer_tls){0};
+    xp_rec_header *h = (xp_rec_header *)(void *)next;
+    h->type = XP_REC_PAD;
+    h->api = 0;
+    h->size = (uint32_t)(end - next);
+    h->tid = tid;
+    xp_journal_commit(h);
 }
 
 /* Lets go of the pages of chunk idx, which the calling thread has left for
@@ -376,6 +365,62 @@ static void xp_release_chunk(xp_journal *j, uint64_t idx)
         (void)madvise(slot, len, MADV_DONTNEED);
 }
 
+/* The key destructor of a thread that wrote into j: the rest of its chunk
+ * goes to the spares (a full pool keeps the larger rests). */
+static void xp_thread_ended(void *arg)
+{
+    xp_journal *j = arg;
+    xp_writer_tls *t = &xp_tls;
+    if (t->gen != j->gen || !xp_owned(j))
+        return;
+    /* The rest no one will write: this thread's when too small or not
+     * kept, or the kept one it displaces. */
+    char *drop_next = t->next, *drop_end = t->end;
+    if ((size_t)(t->end - t->next) >= XP_SPARE_MIN) {
+        pthread_mutex_lock(&j->spare_lock);
+        unsigned slot = j->n_spare;
+        if (slot == XP_SPARE_SLOTS) {
+            slot = 0;
+            for (unsigned i = 1; i < XP_SPARE_SLOTS; i++)
+                if (j->spare[i].end - j->spare[i].next < j->spare[slot].end - j->spare[slot].next)
+                    slot = i;
+            if (j->spare[slot].end - j->spare[slot].next >= t->end - t->next)
+                slot = XP_SPARE_SLOTS;   /* every kept rest is larger */
+            else {
+                drop_next = j->spare[slot].next;
+                drop_end = j->spare[slot].end;
+            }
+        } else {
+            j->n_spare++;
+            drop_next = drop_end = NULL;
+        }
+        if (slot < XP_SPARE_SLOTS) {
+            j->spare[slot].next = t->next;
+            j->spare[slot].end = t->end;
+        }
+        pthread_mutex_unlock(&j->spare_lock);
+    }
+    if (drop_end != NULL) {
+        int saved = errno;
+        xp_close_rest(drop_next, drop_end, (uint32_t)syscall(SYS_gettid));
+        xp_release_chunk(j, xp_chunk_index(drop_end));
+        errno = saved;
+    }
+    *t = (xp_writer_tls){0};
+}
+
+/* The calling thread leaves its chunk of j (if it has one) for good: the
+ * rest is closed and the pages let go. */
+static void xp_leave_chunk(xp_journal *j, xp_writer_tls *t)
+{
+    if (t->gen != j->gen || t->chunk == 0)
+        return;
+    int saved = errno;
+    xp_close_rest(t->next, t->end, (uint32_t)syscall(SYS_gettid));
+    xp_release_chunk(j, t->chunk - 1);
+    errno = saved;
+}
+
 /* Out of line, so that the hot path below stays a leaf without spills. */
 __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint32_t size)
 {
@@ -386,6 +431,7 @@ __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint
         pthread_setspecific(j->exit_key, j);   /* this thread's first chunk of j */
     char *rest = xp_take_spare(j, size, t->gen == j->gen ? t->chunk : 0);
     if (rest != NULL) {
+        xp_leave_chunk(j, t);
         t->gen = j->gen;
         t->next = rest + size;
         t->end = xp_spare_end;
@@ -403,12 +449,7 @@ __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint
     }
     if (retry != 0)
         atomic_store_explicit(&j->retry_after, 0, memory_order_relaxed);
-    /* The rest of the previous chunk stays zero: the end of it for readers. */
-    if (t->gen == j->gen && t->chunk != 0) {
-        int saved = errno;
-        xp_release_chunk(j, t->chunk - 1);
-        errno = saved;
-    }
+    xp_leave_chunk(j, t);
     t->gen = j->gen;
     t->next = c + sizeof(xp_chunk_header) + size;
     t->end = c + XP_CHUNK_SIZE;
