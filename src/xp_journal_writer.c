@@ -193,16 +193,25 @@ static int xp_extend_file(int fd, uint64_t have, uint64_t chunks)
     return rc == 0 ? 0 : errno;
 }
 
+/* Where chunk idx is mapped: its window slot, which maps the file from the
+ * page that holds the chunk's start, and (delta) how far into that page the
+ * chunk starts (0 with 4 KiB pages; see "Layout in memory" at the top). */
+static char *xp_chunk_slot(const xp_journal *j, uint64_t idx, size_t *delta)
+{
+    uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
+    *delta = (size_t)(off & (j->page - 1));
+    return j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
+}
+
 /* Maps chunks [from, to) of the file (fd) into their window slots.  Returns
  * how many were mapped (fewer when mmap fails). */
 static uint64_t xp_map_chunks(xp_journal *j, int fd, uint64_t from, uint64_t to)
 {
     for (uint64_t idx = from; idx < to; idx++) {
-        uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
-        uint64_t map_off = off & ~(uint64_t)(j->page - 1);
-        size_t delta = (size_t)(off - map_off);
+        size_t delta;
+        char *slot = xp_chunk_slot(j, idx, &delta);
+        uint64_t map_off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE - delta;
         size_t len = (XP_CHUNK_SIZE + delta + j->page - 1) & ~(j->page - 1);
-        char *slot = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
         if (mmap(slot, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
                  (off_t)map_off) == MAP_FAILED)
             return idx - from;
@@ -280,9 +289,8 @@ static char *xp_take_chunk(xp_journal *j)
         if (xp_grow(j, -1, idx + 1) != 0)
             return NULL;
     }
-    uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
-    size_t delta = (size_t)(off & (j->page - 1));
-    char *c = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride + delta;
+    size_t delta;
+    char *c = xp_chunk_slot(j, idx, &delta) + delta;
     xp_chunk_header *ch = (xp_chunk_header *)c;
     ch->tid = (uint32_t)syscall(SYS_gettid);
     ch->index = idx;
@@ -357,9 +365,8 @@ static void xp_close_rest(char *next, char *end, uint32_t tid)
  * (issue 15: 114 MiB for a million copies). */
 static void xp_release_chunk(xp_journal *j, uint64_t idx)
 {
-    uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
-    size_t delta = (size_t)(off & (j->page - 1));
-    char *slot = j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
+    size_t delta;
+    char *slot = xp_chunk_slot(j, idx, &delta);
     size_t len = (XP_CHUNK_SIZE + delta) & ~(j->page - 1);   /* whole pages of this chunk only */
     if (len > 0)
         (void)madvise(slot, len, MADV_DONTNEED);
