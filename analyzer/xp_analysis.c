@@ -57,9 +57,7 @@ static int xp_finding_cmp(const void *a, const void *b)
 
 void xp_analysis_findings(struct xp_report *r, enum xp_severity min)
 {
-    for (size_t i = 0; i < r->n_procs; i++)
-        for (size_t j = 0; j < r->procs[i].n_copies; j++)
-            r->procs[i].copies[j].claimed = false;
+    xp_report_forget_claims(r);
     for (size_t i = 0; i < xp_nrules; i++)
         if (xp_rules[i].run)
             xp_rules[i].run(r);

@@ -123,6 +123,13 @@ void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...
         f->n_facts--; /* out of memory: drop the fact rather than render an empty one */
 }
 
+void xp_report_forget_claims(struct xp_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        for (size_t j = 0; j < r->procs[i].n_copies; j++)
+            r->procs[i].copies[j].claimed = false;
+}
+
 int xp_grow(void *arr, size_t *cap, size_t need, size_t size)
 {
     void **v = arr;

@@ -255,6 +255,10 @@ void xp_finding_num(struct xp_finding *f, const char *key, int64_t v);
 void xp_finding_text(struct xp_finding *f, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Forgets which copies the rules claimed (struct xp_copy.claimed): what
+ * the report does before it runs its rules. */
+void xp_report_forget_claims(struct xp_report *r);
+
 /* Makes room for need elements of size in the array *arr (a pointer to the
  * array pointer; capacity *cap, in elements), the new ones zeroed.  Returns
  * 0, or -1 when out of memory (*arr and *cap unchanged). */

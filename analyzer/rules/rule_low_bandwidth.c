@@ -52,11 +52,6 @@ static double xp_gbps(uint64_t bytes, int64_t ns)
     return ns > 0 ? (double)bytes / (double)ns : 0;
 }
 
-static bool xp_succeeded(const struct xp_copy *c)
-{
-    return c->status == 0;
-}
-
 /* Marks the copies that are evidence: measurable and not the first into
  * their destination.  Returns how many, or -1 out of memory. */
 static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool *keep)
@@ -64,7 +59,7 @@ static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool 
     struct xp_map seen;
     xp_map_init(&seen);
     size_t n = 0, nt = 0;
-    size_t *order = xp_copies_in_time(p, xp_succeeded, &nt);
+    size_t *order = xp_copies_in_time(p, xp_copy_succeeded, &nt);
     if (!order && p->n_copies) {
         xp_map_free(&seen);
         return -1;

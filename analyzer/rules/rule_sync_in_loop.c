@@ -50,11 +50,6 @@ static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds
     return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
 }
 
-static bool xp_succeeded(const struct xp_copy *c)
-{
-    return c->status == 0;
-}
-
 /* The median of a site's copy sizes (the lower middle one for an even count). */
 static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items, size_t n, uint64_t *tmp)
 {
@@ -210,7 +205,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
                              const struct xp_sites *cand)
 {
     size_t n;
-    size_t *ord = xp_copies_in_time(p, xp_succeeded, &n);
+    size_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
     if (!ord)
         return n ? -1 : 0;
     int rc = -1;

@@ -161,6 +161,12 @@ static inline void xp_claim_sites(struct xp_report *r, const struct xp_process *
  * index); *n gets their number.  NULL when out of memory (or none: *n 0). */
 size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n);
 
+/* A successful copy: a failed one moved nothing (for xp_copies_in_time). */
+static inline bool xp_copy_succeeded(const struct xp_copy *c)
+{
+    return c->status == 0;
+}
+
 /* A successful copy whose content has a fingerprint. */
 static inline bool xp_fingerprinted(const struct xp_copy *c, uint8_t direction)
 {

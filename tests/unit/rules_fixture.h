@@ -57,20 +57,12 @@ static inline const struct xp_rule *rule(const char *id)
     return NULL;
 }
 
-/* What the report does before the rules run: no copy is claimed yet. */
-static inline void forget_claims(struct xp_report *r)
-{
-    for (size_t i = 0; i < r->n_procs; i++)
-        for (size_t j = 0; j < r->procs[i].n_copies; j++)
-            r->procs[i].copies[j].claimed = false;
-}
-
 /* Runs one rule on a fresh list of findings (no copy claimed by another
  * rule); returns how many it made. */
 static inline size_t run(struct xp_report *r, const char *id)
 {
     report_free(r);
-    forget_claims(r);
+    xp_report_forget_claims(r);
     rule(id)->run(r);
     for (size_t i = 0; i < r->n_findings; i++) {
         assert_string_equal(r->findings[i].rule, id);
@@ -84,7 +76,7 @@ static inline size_t run(struct xp_report *r, const char *id)
 static inline size_t run_all(struct xp_report *r)
 {
     report_free(r);
-    forget_claims(r);
+    xp_report_forget_claims(r);
     for (size_t i = 0; i < xp_nrules; i++)
         xp_rules[i].run(r);
     return r->n_findings;

@@ -548,7 +548,7 @@ static void test_low_bandwidth(void **state)
     xp_thresholds_default(&r.th);
     assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.min_count=4", err, sizeof err), 0);
     report_free(&r);
-    forget_claims(&r);
+    xp_report_forget_claims(&r);
     rule("sync-in-loop")->run(&r);
     size_t before = r.n_findings;
     assert_string_equal(at_site(&r, 2)->rule, "sync-in-loop");
