@@ -5,11 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-if [ -f build/build.ninja ]; then
-  meson setup --reconfigure build >/dev/null
-else
-  meson setup build >/dev/null
-fi
+scripts/configure.sh build
 meson compile -C build >/dev/null
 db=build/demo.db
 echo "== xferprof run --sim -o $db -- examples/pinned_vs_pageable"

@@ -18,13 +18,8 @@ cd "$(dirname "$0")/.."
 secs=${1:?usage: scripts/fuzz.sh SECONDS [BUILD_DIR]}
 dir=${2:-build-fuzz}
 
-if [ -f "$dir/build.ninja" ]; then
-  CC=clang meson setup --reconfigure "$dir" -Dfuzz=true -Dtests=false -Dwerror=true \
-    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
-else
-  CC=clang meson setup "$dir" -Dfuzz=true -Dtests=false -Dwerror=true \
-    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || exit 1
-fi
+CC=clang scripts/configure.sh "$dir" -Dfuzz=true -Dtests=false -Dwerror=true \
+  -Db_sanitize=address,undefined -Db_lundef=false || exit 1
 # Only what fuzzing needs: the targets and the seed generator.
 meson compile -C "$dir" tests/fuzz/fuzz_journal tests/fuzz/fuzz_db tests/fuzz/fuzz_symbols bench/make_db \
   >"$dir.compile.log" 2>&1 || { cat "$dir.compile.log" >&2; exit 1; }

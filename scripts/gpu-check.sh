@@ -15,11 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build/gpu-check}
 scripts/setup.sh
-if [ -f build/build.ninja ]; then
-  meson setup --reconfigure build >/dev/null
-else
-  meson setup build >/dev/null
-fi
+scripts/configure.sh build
 meson compile -C build >/dev/null
 mkdir -p "$out"
 xferprof=build/analyzer/xferprof

@@ -9,21 +9,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
 
-# configure DIR ARGS...: a fresh or reconfigured meson build directory.
-configure() {
-  local dir=$1; shift
-  if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" -Dwerror=true "$@" >/dev/null
-  else
-    meson setup "$dir" -Dwerror=true "$@" >/dev/null
-  fi
-}
-
 status=0
 run_suite() {
   local dir=$1 suite=$2; shift 2
   rm -f "$dir/meson-logs/testlog.json"
-  configure "$dir" "$@" || { echo "configure of $dir failed" >&2; status=1; return; }
+  scripts/configure.sh "$dir" -Dwerror=true "$@" || { echo "configure of $dir failed" >&2; status=1; return; }
   meson compile -C "$dir" >"$dir.compile.log" 2>&1 || {
     cat "$dir.compile.log" >&2; echo "build of $dir failed" >&2; status=1; return; }
   echo "== $dir: meson test $suite" >&2
