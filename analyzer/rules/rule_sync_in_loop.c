@@ -166,14 +166,27 @@ static int xp_find_busiest(struct xp_tracks *T)
     return 0;
 }
 
+/* The sites this rule judges: enough blocking copies (sites: each site's
+ * blocking copies, from xp_sites_of_copies). */
+struct xp_judged {
+    const struct xp_sites *sites;
+    uint64_t min;
+};
+
+static bool xp_is_judged(const struct xp_judged *J, uint32_t stack_id)
+{
+    size_t k = xp_sites_lookup(J->sites, stack_id);
+    return k != XP_NO_SITE && J->sites->v[k].count >= J->min;
+}
+
 /* One stall of blocking track b (of site stack_id, thread tid): the gap
  * since its last one, then the thread's busiest sites' counts as they are
  * now.  The loop is told by the sites that are not themselves judged here
- * (cand): a loss read every 50 steps says nothing of how many steps passed
+ * (J): a loss read every 50 steps says nothing of how many steps passed
  * between two checkpoints; only when no other site came between are the
  * other judged sites the measure. */
 static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt,
-                    const struct xp_sites *cand)
+                    const struct xp_judged *J)
 {
     const struct xp_map_entry *th = xp_map_lookup(&T->thread, tid, 0, 0, 0);
     const struct xp_busiest *busy = th ? &T->busy[th->v0 - 1] : &(struct xp_busiest){.n = 0};
@@ -185,7 +198,7 @@ static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint3
         b->snap[i] = cnt[k];
         if (b->episodes < 2 || !since || site == stack_id)
             continue;
-        size_t judged = xp_sites_lookup(cand, site) != XP_NO_SITE;
+        size_t judged = xp_is_judged(J, site);
         if (since < fewest[judged])
             fewest[judged] = since;
     }
@@ -199,10 +212,10 @@ static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint3
 }
 
 /* Walks p's successful copies in time twice: every site's episodes per
- * thread, then the stalls of the candidate sites (those in cand) with the
+ * thread, then the stalls of the judged sites (J) with the
  * loop iterations between them. */
 static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, const struct xp_thresholds *th,
-                             const struct xp_sites *cand)
+                             const struct xp_judged *J)
 {
     size_t n;
     size_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
@@ -226,7 +239,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
         if (xp_episode(&T->v[k], c))
             cnt[k]++;
-        if (!xp_blocking_copy(c, th) || xp_sites_lookup(cand, c->stack_id) == XP_NO_SITE)
+        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->stack_id))
             continue;
         size_t b = xp_track_of(T, c, true);
         if (b == SIZE_MAX)
@@ -234,7 +247,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         if (!xp_episode(&T->v[b], c))
             continue;
         T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt, cand) != 0)
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt, J) != 0)
             goto out;
     }
     rc = 0;
@@ -280,8 +293,6 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
     struct xp_tracks T = {0};
     xp_map_init(&T.map);
     xp_map_init(&T.thread);
-    struct xp_sites cand;   /* the sites with enough blocking copies to be judged */
-    xp_sites_init(&cand);
     size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);
     size_t *start = NULL, *order = NULL;
     uint64_t *tmp = NULL;
@@ -297,13 +308,10 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         if (site_of[i] != XP_NO_SITE && sites.v[site_of[i]].count < min)
             site_of[i] = XP_NO_SITE;
     for (size_t k = 0; k < sites.n; k++)
-        if (sites.v[k].count >= min) {
-            if (sites.v[k].count > most)
-                most = sites.v[k].count;
-            if (xp_sites_find(&cand, sites.v[k].stack_id) == XP_NO_SITE)
-                goto out;
-        }
-    if (!most || xp_tracks_measure(&T, p, &r->th, &cand) != 0 ||
+        if (sites.v[k].count >= min && sites.v[k].count > most)
+            most = sites.v[k].count;
+    const struct xp_judged J = {&sites, min};
+    if (!most || xp_tracks_measure(&T, p, &r->th, &J) != 0 ||
         xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)
         goto out;
     tmp = malloc(most * sizeof *tmp);
@@ -356,7 +364,6 @@ out:
     free(order);
     free(site_of);
     xp_tracks_free(&T);
-    xp_sites_free(&cand);
     xp_sites_free(&sites);
 }
 
