@@ -74,6 +74,7 @@ struct xp_journal_reader {
     uint64_t first_open; /* every chunk below it is done */
     bool failed;         /* a seek could not be recorded: the next read says so */
     bool checksums;      /* version 5 or later: commit words are checksums */
+    size_t page;         /* the page size, for letting go of what was read */
     xp_rec_header damaged;  /* what the callback gets for damaged bytes */
     xp_read_stats stats;
 };
@@ -176,6 +177,7 @@ int xp_journal_open(const char *path, xp_journal_reader **out, char *err, size_t
     r->id = (xp_file_id){.dev = st.st_dev, .ino = st.st_ino};
     r->info = h;
     r->checksums = h.version >= XP_JOURNAL_CHECKSUM_VERSION;
+    r->page = (size_t)sysconf(_SC_PAGESIZE);
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         e = errno;
@@ -286,7 +288,7 @@ static int64_t xp_remap(xp_journal_reader *r)
  * ingest, does not keep every page of it resident (issue 15). */
 static void xp_release_chunk_pages(const xp_journal_reader *r, uint64_t i)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = r->page;
     uint64_t from = XP_JOURNAL_HEADER_SIZE + i * (uint64_t)XP_CHUNK_SIZE;
     uint64_t to = from + XP_CHUNK_SIZE < r->map_len ? from + XP_CHUNK_SIZE : r->map_len;
     from = (from + page - 1) & ~(uint64_t)(page - 1);
