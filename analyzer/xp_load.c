@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -726,6 +727,15 @@ static int xp_check_regular(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Whether path has a -wal beside it holding more than the WAL's header. */
+static bool xp_has_wal(const char *path)
+{
+    char wal[PATH_MAX + 8];
+    struct stat st;
+    return (size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0 &&
+           S_ISREG(st.st_mode) && st.st_size > 32;
+}
+
 static int xp_check_header(const char *path, char *err, size_t errlen)
 {
     unsigned char h[100];
@@ -769,8 +779,12 @@ static int xp_check_header(const char *path, char *err, size_t errlen)
     uint32_t pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
     uint32_t valid_for = (uint32_t)h[92] << 24 | (uint32_t)h[93] << 16 | (uint32_t)h[94] << 8 | h[95];
     /* The page count is only kept by SQLite >= 3.7.0, which says so by
-     * setting "version-valid-for" to the change counter. */
-    if (valid_for == counter && pages > 0 && (uint64_t)sb.st_size < (uint64_t)page * pages) {
+     * setting "version-valid-for" to the change counter.  Beside a -wal it
+     * proves nothing: a checkpoint a full disk stopped half-way has written
+     * page 1 but not yet the pages after the file's end, which SQLite still
+     * reads from the WAL. */
+    if (valid_for == counter && pages > 0 && (uint64_t)sb.st_size < (uint64_t)page * pages &&
+        !xp_has_wal(path)) {
         snprintf(err, errlen,
                  "database is truncated or corrupt (file has %lld bytes, its header says %llu)",
                  (long long)sb.st_size, (unsigned long long)page * pages);

@@ -73,6 +73,37 @@ if r.rc != 0:
     check_one_error_line(r, 'a damaged page')
     check('truncated or corrupt' in r.err, 'a damaged page: corrupt', repr(r.err))
 
+# A full disk can stop the closing checkpoint half-way: page 1 in the file
+# already counts pages that are still only in the -wal, where SQLite reads
+# them.  That database is whole and reported; the same file without its -wal
+# is cut short.
+wd = tmpdir('report-wal')
+src = os.path.join(wd, 'src.db')
+shutil.copy2(good, src)
+conn = sqlite3.connect(src, isolation_level=None)
+conn.execute('PRAGMA journal_mode = WAL')
+conn.execute('PRAGMA wal_autocheckpoint = 0')
+conn.execute('CREATE TABLE padding(x)')
+conn.execute('INSERT INTO padding VALUES (?)', (b'x' * 300000,))
+pages = conn.execute('PRAGMA page_count').fetchone()[0]
+halfway = os.path.join(wd, 'run.db')
+shutil.copyfile(src, halfway)          # copied while open: the -wal is kept
+shutil.copyfile(src + '-wal', halfway + '-wal')
+conn.close()
+with open(halfway, 'r+b') as f:
+    head = bytearray(f.read(100))
+    head[28:32] = pages.to_bytes(4, 'big')
+    f.seek(0)
+    f.write(head)
+check(os.path.getsize(halfway) < pages * int.from_bytes(head[16:18], 'big'),
+      'checkpoint cut short: the file is shorter than its header says')
+alone = os.path.join(wd, 'alone.db')
+shutil.copyfile(halfway, alone)
+r = report(args, [halfway], [])
+check_eq(r.rc, 0, 'checkpoint cut short: reported from the -wal')
+check('Totals' in r.out, 'checkpoint cut short: the report', r.err)
+bad([alone], [], 'truncated or corrupt', 'checkpoint cut short, the -wal gone')
+
 bad([good], ['--frobnicate'], 'unknown option', 'an unknown option')
 bad([good], ['--format'], '--format needs a value', '--format without a value')
 bad([good], ['--format', 'xml'], 'not text, json, markdown or html', '--format xml')
