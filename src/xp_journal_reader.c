@@ -237,6 +237,10 @@ void xp_journal_seek(xp_journal_reader *r, uint64_t chunk, uint32_t offset)
     if (offset > XP_CHUNK_SIZE)
         offset = XP_CHUNK_SIZE;
     xp_cursor *c = &r->cur[chunk];
+    /* Given back, so stored: its records are in the database this progress
+     * comes from, and its blocks are a hole now (see xp_chunk_is_hole). */
+    if (c->flags & XP_CUR_RELEASED)
+        return;
     c->offset = offset;
     c->flags &= ~(uint32_t)(XP_CUR_DONE | XP_CUR_TORN);
     if (chunk < r->first_open)
@@ -295,6 +299,29 @@ static void xp_release_chunk_pages(const xp_journal_reader *r, uint64_t i)
     to &= ~(uint64_t)(page - 1);
     if (to > from)
         (void)madvise((void *)(r->map + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
+/* Whether chunk i is a hole in the file: given back by an ingest
+ * (xp_journal_release_done, in this process or in the one that wrote the
+ * journal), or never written.  Reading one through the map makes tmpfs
+ * allocate zeroed pages for it: memory, and on a full tmpfs a SIGBUS that
+ * kills the reader, the profiled program's own ingest included.  *fd is
+ * opened on first use, once per pass (-2: could not be; then the chunk is
+ * read as before).  A file system without SEEK_DATA reports no holes. */
+static bool xp_chunk_is_hole(const xp_journal_reader *r, int *fd, uint64_t i)
+{
+    if (*fd == -2)
+        return false;
+    if (*fd < 0 &&
+        (*fd = xp_fd_reopen(r->path, O_RDONLY | O_NONBLOCK, &r->id, XP_FD_RESERVE)) < 0) {
+        *fd = -2;
+        return false;
+    }
+    off_t from = (off_t)(XP_JOURNAL_HEADER_SIZE + i * (uint64_t)XP_CHUNK_SIZE);
+    off_t data = lseek(*fd, from, SEEK_DATA);
+    if (data < 0)
+        return errno == ENXIO;   /* no data from here to the end of the file */
+    return data >= from + (off_t)XP_CHUNK_SIZE;
 }
 
 /* Whether [p, p + n) holds anything but zero (p 8-aligned).  The loads are
@@ -478,14 +505,25 @@ int xp_journal_read(xp_journal_reader *r, xp_record_fn fn, void *user, bool fina
         rc = -1;
         goto out;
     }
+    int fd = -1;
     for (uint64_t i = r->first_open; i < nchunks; i++) {
         if (r->cur[i].flags & XP_CUR_DONE)
             continue;
+        /* A hole has nothing to read: done when final; while the journal
+         * is live, a hole may still be a chunk not yet taken (ext4 counts
+         * fallocated blocks never written as a hole), so look next time. */
+        if (!(r->cur[i].flags & XP_CUR_SEEN) && xp_chunk_is_hole(r, &fd, i)) {
+            if (final)
+                r->cur[i].flags |= XP_CUR_DONE;
+            continue;
+        }
         rc = xp_read_chunk(r, i, (uint64_t)size, fn, user, final);
         xp_release_chunk_pages(r, i);
         if (rc != 0)
             break;
     }
+    if (fd >= 0)
+        close(fd);
     while (r->first_open < r->ncur && (r->cur[r->first_open].flags & XP_CUR_DONE))
         r->first_open++;
 out:

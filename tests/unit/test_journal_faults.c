@@ -1,7 +1,10 @@
 /* test_journal_faults.c: the journal under the host program's faults: fork, SIGKILL,
  * sizes it cannot grow to, planted files, descriptors closed or replaced
- * under the writer, two journals in one process. */
+ * under the writer, two journals in one process, chunks given back on tmpfs. */
 #include "journal_fixture.h"
+
+#include <linux/magic.h>
+#include <sys/vfs.h>
 
 /* The child of a fork abandons the parent's journal, writes its own, and
  * leaves the parent's records alone. */
@@ -385,6 +388,66 @@ static void test_two_journals(void **state)
     collect_reset(&c);
 }
 
+/* Chunks given back (xp_journal_release_done punches them) are never read
+ * again: not after the ingest reloads its progress (which seeks them), not by
+ * a reader that opens the journal afresh (recover).  On tmpfs, reading a
+ * hole through a mapping allocates a zeroed page for it (st_blocks grows),
+ * and on a full tmpfs kills the reader with SIGBUS (the profiled program,
+ * when the reader is its own ingest).  /dev/shm is tmpfs on every Linux
+ * this runs on; anything else is a failure, not a skip. */
+static void test_released_chunks_stay_holes(void **state)
+{
+    (void)state;
+    struct statfs fs;
+    if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC)
+        fail_msg("/dev/shm is not a tmpfs: this test needs one");
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm/xpj-holes-%d.xpj", (int)getpid());
+    unlink(path);
+    xp_journal_header h = {.pid = 1234};
+    xp_journal *j = NULL;
+    assert_int_equal(xp_journal_create(path, &h, &j), 0);
+    for (uint64_t i = 0; i < 7000; i++)  /* chunks 0-1 full, chunk 2 in use */
+        put_rec(j, 1, i, 88, true);
+
+    collect c = {0};
+    xp_journal_reader *r = open_reader(path);
+    assert_int_equal(xp_journal_read(r, collect_fn, &c, false, NULL), 0);
+    assert_int_equal(c.n, 7000);
+    uint32_t stored0 = c.items[10].offset;   /* a position in chunk 0 */
+    assert_int_equal(c.items[10].chunk, 0);
+    size_t in_open = 0;
+    for (size_t i = 0; i < c.n; i++)
+        in_open += c.items[i].chunk == 2;
+    assert_true(in_open > 0 && in_open < 7000);
+    xp_journal_release_done(r);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+
+    /* The progress reloaded from the database seeks chunk 0: it stays done. */
+    collect_reset(&c);
+    xp_journal_seek(r, 0, stored0);
+    assert_int_equal(xp_journal_read(r, collect_fn, &c, true, NULL), 0);
+    assert_int_equal(c.n, 0);
+    xp_journal_reader_close(r);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_blocks, before.st_blocks);
+
+    /* A fresh reader skips the holes and reads the chunk still in use. */
+    xp_read_stats st;
+    r = open_reader(path);
+    assert_int_equal(xp_journal_read(r, collect_fn, &c, true, &st), 0);
+    xp_journal_reader_close(r);
+    assert_int_equal(c.n, in_open);
+    assert_int_equal(c.bad, 0);
+    assert_int_equal(st.torn, 0);
+    assert_int_equal(stat(path, &after), 0);
+    assert_int_equal(after.st_blocks, before.st_blocks);
+    collect_reset(&c);
+    xp_journal_close(j);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_descriptors_closed_under_writer),
         cmocka_unit_test(test_replaced_file_is_not_grown),
         cmocka_unit_test(test_two_journals),
+        cmocka_unit_test(test_released_chunks_stay_holes),
     };
     return journal_run(tests, sizeof tests / sizeof tests[0]);
 }
