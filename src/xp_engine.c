@@ -486,18 +486,26 @@ static int finish(void)
     uint64_t other_lost = xp_journal_lost(xp_sess.journal) - lost;
     int rc = xp_ingest_pass(xp_sess.ingest, xp_sess.reader, true, err, sizeof err);
     uint64_t pending = 0;
+    /* The reserve made at start is the room the end needs on a full disk:
+     * to say what was lost, and for the closing checkpoint, which grows the
+     * database file by the WAL's new pages before the WAL can go. */
+    xp_outfile_drop_reserve(xp_sess.db_path);
     if (rc != 0 && xp_ingest_disk_full(xp_sess.ingest)) {
-        /* The disk is full: what the journal still holds will not fit.  The
-         * reserve made at start gives room to say how much that is, and the
-         * journal goes (its records are counted as lost; `recover` would
+        /* The disk is full: what the journal still holds will not fit, and
+         * the journal goes (its records are counted as lost; `recover` would
          * store them again on top of that count). */
-        xp_outfile_drop_reserve(xp_sess.db_path);
         if (xp_ingest_count_pending(xp_sess.ingest, xp_sess.reader, &pending, err,
                                     sizeof err) == 0) {
             char why[200];
             snprintf(why, sizeof why, "%" PRIu64 " call(s) recorded but not stored: %s", pending,
                      full_cause(xp_sess.db_path));
             rc = xp_ingest_add_lost(xp_sess.ingest, pending, why);
+            /* Counted: the journal's read chunks are of no more use, and
+             * their blocks are the room the closing checkpoint needs to put
+             * the WAL back into the database file (the reserve alone is too
+             * small for a WAL near its auto-checkpoint size). */
+            if (rc == 0)
+                xp_journal_release_done(xp_sess.reader);
         }
     }
     if (rc == 0) {
@@ -539,7 +547,6 @@ static int finish(void)
         warn("xferprof: could not finish %s: %s (run: xferprof recover %s)", xp_sess.db_path, err,
              xp_sess.db_path);
     }
-    xp_outfile_drop_reserve(xp_sess.db_path);
     return 0;
 }
 

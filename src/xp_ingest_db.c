@@ -206,7 +206,15 @@ int xp_ig_attach(xp_ingest *ig, unsigned reserve)
      * no worse than what such a cut does to the journal, which is not synced
      * either; and until a transaction commits its records are still in the
      * journal, where recover finds them. */
+    /* The WAL is kept small: checkpointed once it holds 256 pages (1 MiB;
+     * SQLite's default is 1000) and its file cut back to 1 MiB when it
+     * starts over.  A large WAL is room the database file needs to grow
+     * into: on a disk that fills up, the closing checkpoint then found none
+     * and left the database and its WAL side by side.  Measured: the same
+     * instructions per record (make_db -n 200000, xferprof recover). */
     static const char pragmas[] = "PRAGMA journal_mode = WAL;"
+                                  "PRAGMA wal_autocheckpoint = 256;"
+                                  "PRAGMA journal_size_limit = 1048576;"
                                   "PRAGMA synchronous = NORMAL;"
                                   "PRAGMA cache_size = -16384;"
                                   "PRAGMA temp_store = MEMORY;";
