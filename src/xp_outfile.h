@@ -47,9 +47,10 @@ int xp_outfile_clear_companions(const char *path, char *err, size_t errlen);
 int xp_outfile_create_db(const char *path, char *err, size_t errlen);
 
 /* The reserve beside a database (PATH XP_RESERVE_SUFFIX, xp_format.h): disk
- * space set aside at start
- * and given back when the disk is full at exit, so that the database can
- * still say how many records did not fit (see xp_engine.c). */
+ * space set aside at start and given back at exit, so that on a full disk
+ * the database can still say how many records did not fit, and the closing
+ * checkpoint has room to fold the WAL into the database file (see
+ * xp_engine.c). */
 #define XP_RESERVE_BYTES (512 * 1024)
 
 /* Makes path's reserve (O_EXCL|O_NOFOLLOW, its blocks allocated).  Returns
