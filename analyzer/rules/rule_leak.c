@@ -15,7 +15,10 @@
  *  4. the second half of the run adds at least a third of what the first
  *     half added (a leak keeps its pace; a cache that warmed up over the
  *     first half and took one more block late, PyTorch's pinned blocks as
- *     the host ran ahead, has not).
+ *     the host ran ahead, has not);
+ *  5. for a caching allocator's pinned host blocks: the blocks are not
+ *     reused (more than XP_LEAK_REUSED copies per block is a cache at work,
+ *     whatever its live bytes did over a short run).
  * The run is the process's CUDA activity: its first allocation to its last
  * event (process start-up, imports say, is not part of any trend). */
 #include <stdlib.h>
@@ -47,6 +50,11 @@ static const char xp_fix_pytorch_cache[] =
  * of one allocation per step rises in nearly all of them, few enough that a
  * run of 8 steps still shows it. */
 #define XP_LEAK_WINDOWS 8
+
+/* Copies per live host block above which a caching allocator's blocks are
+ * reused, not kept: a kept pinned tensor is copied once, or twice (there and
+ * back). */
+#define XP_LEAK_REUSED 2.0
 
 struct xp_run {
     int64_t start, end;
@@ -156,6 +164,30 @@ static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t
     return rises;
 }
 
+/* Copies per block, over the site's host blocks live at exit: how many
+ * copies read from or wrote into one of them after it was allocated, divided
+ * by their number.  A cache hands its blocks out again and again (PyTorch's
+ * pinned blocks each stage many batches); a leak's blocks each serve the one
+ * tensor kept in them. */
+static double xp_host_block_uses(const struct xp_process *p, const size_t *items, size_t n)
+{
+    uint64_t blocks = 0, uses = 0;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_alloc *a = &p->allocs[items[j]];
+        if (a->free_ns >= 0)
+            continue;
+        blocks++;
+        for (size_t i = 0; i < p->n_copies; i++) {
+            const struct xp_copy *c = &p->copies[i];
+            if (c->start_ns >= a->alloc_ns &&
+                ((c->src >= a->ptr && c->src - a->ptr < a->bytes) ||
+                 (c->dst >= a->ptr && c->dst - a->ptr < a->bytes)))
+                uses++;
+        }
+    }
+    return blocks ? (double)uses / (double)blocks : 0;
+}
+
 /* What a caching allocator holds at exit, over all its sites that stopped
  * growing: one finding per allocator and process, not one per segment site
  * (PyTorch asks for segments from wherever the pool ran short). */
@@ -235,6 +267,12 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
     bool growing = s->count >= r->th.leak_min_count && rising_at_end &&
                    (double)rises >= r->th.leak_growing_fraction * XP_LEAK_WINDOWS;
     const char *allocator = xp_allocator_of(p, s->stack_id, s->aux);
+    /* A cache of host blocks whose blocks are in use again and again was
+     * still warming up (a loader thread running ahead wants more staging
+     * blocks), however its live bytes looked over a short run. */
+    if (growing && allocator && s->aux == xp_kind_bit(XP_AK_PINNED) &&
+        xp_host_block_uses(p, items, n) > XP_LEAK_REUSED)
+        growing = false;
     if (!growing && allocator) {
         xp_cache_add(held, n_held, allocator, s, rises);
         return;

@@ -203,6 +203,54 @@ static void test_leak_caching_allocator(void **state)
     (void)state;
 }
 
+/* A pinned-memory cache whose live blocks rise through a short run: blocks
+ * staging batch after batch are a cache still warming up; blocks each
+ * copied once and never handed out again are tensors kept alive. */
+static void test_leak_pinned_cache_reuse(void **state)
+{
+    struct xp_process p;
+    proc_init(&p);
+    struct xp_frame pin_frames[2] = {
+        {.addr = 0x40, .module = "libtorch_cuda.so",
+         .function = "_ZN2at4cuda12_GLOBAL__N_124CUDACachingHostAllocator8allocateEm"},
+        {.addr = 0x48, .module = "train.py", .function = "loader", .file = "train.py", .line = 12}};
+    struct xp_stack stacks[1] = {{.id = 7, .nframes = 2, .frames = pin_frames}};
+    p.stacks = stacks;
+    p.n_stacks = 1;
+    /* One more 1 MiB block every 100 ms: rising in every part of the run. */
+    struct xp_alloc a[10];
+    for (size_t i = 0; i < 10; i++) {
+        a[i] = alloc(0x7f0000000000 + MiB * i, MiB, (int64_t)i * 100 * MS, -1, 7);
+        a[i].kind = XP_AK_PINNED;
+    }
+    p.allocs = a;
+    p.n_allocs = 10;
+    p.end_mono_ns = 1000 * MS;
+    /* 100 batches, one every 10 ms, each staged in one of the blocks taken
+     * so far (round robin): each block stages about ten. */
+    struct xp_copy c[100];
+    for (size_t k = 0; k < 100; k++) {
+        size_t have = k / 10 + 1;
+        c[k] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, MiB, (int64_t)k * 10 * MS + MS, 100, 9);
+        c[k].src = 0x7f0000000000 + MiB * (k % have) + 4096;
+    }
+    p.copies = c;
+    p.n_copies = 100;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    assert_int_equal(run(&r, "leak"), 1);
+    assert_string_equal(text(at_site(&r, 7), "kind"), "caching-allocator");
+    /* The same blocks, each copied once when taken and then kept. */
+    for (size_t k = 0; k < 10; k++)
+        c[k].src = 0x7f0000000000 + MiB * k, c[k].start_ns = (int64_t)k * 100 * MS + MS;
+    p.n_copies = 10;
+    run(&r, "leak");
+    assert_string_equal(text(at_site(&r, 7), "kind"), "growing");
+    assert_int_equal(at_site(&r, 7)->severity, XP_SEV_WARNING);
+    report_free(&r);
+    (void)state;
+}
+
 /* ---- invalid-free ---- */
 
 static void test_invalid_free(void **state)
@@ -532,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_leak_growing_and_held),
         cmocka_unit_test(test_leak_bounded_cache_is_not_growing),
         cmocka_unit_test(test_leak_caching_allocator),
+        cmocka_unit_test(test_leak_pinned_cache_reuse),
         cmocka_unit_test(test_invalid_free),
         cmocka_unit_test(test_fragmentation),
         cmocka_unit_test(test_fragmentation_failed_request),
