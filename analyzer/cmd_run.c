@@ -714,7 +714,11 @@ int xp_command_run(int argc, char **argv)
 
     char preload[PATH_MAX], simdir[PATH_MAX], err[1536];
     if (xp_locate_preload(preload, sizeof preload, err, sizeof err) != 0) {
-        fprintf(stderr, "xferprof: %s\n", err);
+        fprintf(stderr, "xferprof: %s%s\n", err,
+                XP_HAVE_PRELOAD ? ""
+                                : " (this xferprof was built without the CUDA toolkit, so without "
+                                  "the preload: it reports, compares, exports and recovers "
+                                  "databases recorded elsewhere)");
         return XP_RUN_FAILED;
     }
     /* LD_PRELOAD has no quoting: its elements are split at ':' and ' '. */

@@ -2,9 +2,11 @@
 # Sets up, builds with warnings as errors, and runs the whole test suite: the
 # default build, then the simulator's tests and all unit tests again under
 # AddressSanitizer (with UBSan) and under ThreadSanitizer, then each fuzz
-# target for FUZZ_SECONDS (default 20) in the fuzz build (scripts/fuzz.sh).
+# target for FUZZ_SECONDS (default 20) in the fuzz build (scripts/fuzz.sh),
+# then the analyzer alone with the CUDA toolkit hidden (scripts/test_no_cuda.sh).
 # Ends with one line "N passed, N failed" (", N skipped" when any were) summed
-# over the three runs, each fuzz target counting as one test.
+# over the three runs, each fuzz target and the analyzer-only build counting
+# as one test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
@@ -33,12 +35,19 @@ if [ ! -s build-fuzz/fuzz-results.txt ]; then
   status=1
 fi
 
+# The analyzer alone, built with the CUDA toolkit hidden (counted below from
+# build-nocuda.result).
+echo "== build-nocuda: scripts/test_no_cuda.sh" >&2
+scripts/test_no_cuda.sh build build-nocuda || true
+[ -s build-nocuda.result ] || { echo "test_no_cuda.sh wrote no result" >&2; status=1; }
+
 python3 - build build-asan build-tsan <<'PY'
 import json, os, sys
 passed = failed = skipped = 0
-fuzz = os.path.join('build-fuzz', 'fuzz-results.txt')
-if os.path.exists(fuzz):
-    for line in open(fuzz):
+for results in (os.path.join('build-fuzz', 'fuzz-results.txt'), 'build-nocuda.result'):
+    if not os.path.exists(results):
+        continue
+    for line in open(results):
         if line.split()[1:] == ['OK']:
             passed += 1
         elif line.strip():
