@@ -1,9 +1,9 @@
 #!/bin/sh
 # run_overhead.sh: what the preload costs (numbers, not pass/fail).
 #
-#   bench/run_overhead.sh XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR [CALLS [RECORDS]]
+#   bench/run_overhead.sh XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR MAKE_DB [CALLS [RECORDS]]
 #
-# (meson test -C BUILD --benchmark -v passes the first five.)
+# (meson test -C BUILD --benchmark -v passes the first six.)
 #
 # 1. ns per intercepted call: cudaMemcpyAsync, 8 bytes pinned -> device, on
 #    a stream, made from 32 nested frames (so a 32-frame stack is full);
@@ -18,9 +18,12 @@
 # 2b. what fingerprints cost on larger copies (stub runtime, stacks off):
 #    64 KiB (the largest copy hashed in full by default) and 1 MiB (sampled by
 #    default), each at the default setting, with --fingerprint=full and =off.
-# 3. ingestion rate: a run with the preload (set up by hand) makes RECORDS
-#    calls and SIGKILLs itself; a copy of its journal, alone, is then
-#    ingested by `xferprof recover`, timed: records per second.
+# 3. ingestion rate: a journal of RECORDS copies (and the allocations, syncs,
+#    stacks and modules around them) written by the real journal writer
+#    (MAKE_DB --journal-only, bench/xp_synth.c) is ingested by `xferprof
+#    recover`, timed: records per second.  (Not the journal of a SIGKILLed
+#    run: the run's own ingest gives the blocks of what it stored back to the
+#    file system, so a copy of that journal holds only its unstored rest.)
 # 4. database bytes per copy: the recovered database's size / its copies.
 # 5. an NVTX push+pop pair (nvtxRangePushA + nvtxRangePop, NVTX3 header-only):
 #    without the preload (NVTX without a tool) and under `xferprof run` (the
@@ -28,13 +31,13 @@
 #    of CALLS pairs, on the stub runtime.
 set -eu
 
-if [ $# -lt 5 ]; then
-    echo "usage: $0 XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR [CALLS [RECORDS]]" >&2
+if [ $# -lt 6 ]; then
+    echo "usage: $0 XFERPROF LIBXFERPROF SIM_DIR BENCH_OVERHEAD STUB_DIR MAKE_DB [CALLS [RECORDS]]" >&2
     exit 2
 fi
-XP=$1 LIB=$2 SIM=$3 BENCH=$4 STUB=$5
-CALLS=${6:-200000}
-RECORDS=${7:-1000000}
+XP=$1 LIB=$2 SIM=$3 BENCH=$4 STUB=$5 MAKE_DB=$6
+CALLS=${7:-200000}
+RECORDS=${8:-1000000}
 ROUNDS=${ROUNDS:-3}
 FRAMES=32
 
@@ -117,13 +120,8 @@ echo "fingerprints (stub runtime, --stack-depth 0, $FPCALLS calls per measuremen
 fingerprints 65536
 fingerprints 1048576
 
-# Ingestion: a journal of RECORDS copy records left by a SIGKILLed run.
-set +e
-LD_LIBRARY_PATH=$SIM LD_PRELOAD=$LIB XFERPROF_OUTPUT="$tmp/kill.db" "$BENCH" kill "$RECORDS"
-st=$?
-set -e
-[ $st -eq 137 ] || { echo "$0: the journal run ended with status $st, not SIGKILL" >&2; exit 1; }
-cp "$tmp/kill.db.xpj" "$tmp/ingest.db.xpj"
+# Ingestion: a journal of RECORDS copies from the real writer.
+"$MAKE_DB" -n "$RECORDS" --journal-only "$tmp/ingest.db" >/dev/null
 jbytes=$(stat -c %s "$tmp/ingest.db.xpj")
 t0=$(date +%s%N)
 "$XP" recover "$tmp/ingest.db" >"$tmp/recover.out"
