@@ -13,6 +13,7 @@
 #include "xp_cli.h"
 #include "xp_output.h"
 #include "xp_paths.h"
+#include "xp_progress.h"
 
 
 static void xp_diff_usage(FILE *f)
@@ -119,18 +120,22 @@ int xp_command_diff(int argc, char **argv)
         fprintf(stderr, "xferprof diff: cannot write %s: %s\n", out_path, strerror(errno));
         return 2;
     }
+    xp_progress_start("diff");
     for (int s = 0; s < 2; s++) {
         rep[s].th = th;
         if (xp_paths_expand_list(sides[s], &paths[s], err, sizeof err) != 0 ||
-            xp_analysis_load(&rep[s], paths[s].v, paths[s].n, isatty(STDERR_FILENO), "diff", err,
-                             sizeof err) != 0) {
+            xp_analysis_load(&rep[s], paths[s].v, paths[s].n, err, sizeof err) != 0) {
+            xp_progress_clear();
             fprintf(stderr, "xferprof diff: %s\n", err);
             goto out;
         }
         /* Every finding, whatever its severity: one that appears is a regression. */
         xp_analysis_findings(&rep[s], XP_SEV_INFO);
     }
-    if (xp_diff_compute(&rep[0], &rep[1], &opt, &d) != 0) {
+    xp_progress_stage("comparing");
+    int computed = xp_diff_compute(&rep[0], &rep[1], &opt, &d);
+    xp_progress_clear(); /* before the diff: stdout may be the same terminal */
+    if (computed != 0) {
         fprintf(stderr, "xferprof diff: out of memory\n");
         goto out;
     }

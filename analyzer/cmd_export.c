@@ -13,6 +13,7 @@
 #include "xp_export.h"
 #include "xp_load.h"
 #include "xp_output.h"
+#include "xp_progress.h"
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_schema.h"
@@ -61,6 +62,7 @@ static void xp_export_error(const char *msg)
     if (msg[n] != '\0')
         memcpy(line + n, "...", 3), n += 3;
     line[n] = '\0';
+    xp_progress_clear();
     fprintf(stderr, "xferprof export: %s\n", line);
 }
 
@@ -130,6 +132,11 @@ int xp_command_export(int argc, char **argv)
         return 2;
     }
 
+    /* A trace streamed to the terminal the line would be written over
+     * gets none. */
+    if (output != NULL || !isatty(STDOUT_FILENO))
+        xp_progress_start("export");
+    xp_progress_stage("reading %s", db_path);
     sqlite3 *db = xp_export_open(db_path);
     if (db == NULL)
         return 2;
@@ -150,7 +157,9 @@ int xp_command_export(int argc, char **argv)
     /* The trace names each call's site as the report does.  Read-only:
      * an export leaves the database as it found it (no symbols cache). */
     struct xp_sites sites = {0};
+    xp_progress_stage("symbolizing %s", db_path);
     int rc = perfetto ? xp_export_sites(db, false, &sites, err, sizeof err) : 0;
+    xp_progress_stage("exporting %s", db_path);
     if (rc == 0)
         rc = perfetto ? xp_export_perfetto(db, &sites, out, note, sizeof note, err, sizeof err)
                       : xp_export_csv(db, out, err, sizeof err);
@@ -176,6 +185,7 @@ int xp_command_export(int argc, char **argv)
         snprintf(err, sizeof err, "%s: %s", output ? output : "standard output", strerror(errno));
         rc = -1;
     }
+    xp_progress_clear();
     if (rc != 0) {
         xp_export_error(err);
         return 2;

@@ -10,6 +10,7 @@
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
+#include "xp_progress.h"
 
 static void xp_recover_usage(FILE *f)
 {
@@ -80,9 +81,13 @@ static int xp_recover_one(const char *arg)
         fprintf(stderr, "xferprof: %s: no such database or journal\n", db);
         return 2;
     }
+    xp_progress_stage("recovering %s", db);
     long long records = has_journal ? xp_journal_records(journal) : 0;
     bool did = false;
-    if (xp_recover(db, &did, err, sizeof err) != 0) {
+    uint64_t size = has_journal && stat(journal, &st) == 0 ? (uint64_t)st.st_size : 0;
+    int rc = xp_recover_progress(db, &did, xp_progress_recover, &size, err, sizeof err);
+    xp_progress_clear();
+    if (rc != 0) {
         /* Ingest's reasons usually start with the file they are about. */
         if (strncmp(err, db, strlen(db)) == 0)
             fprintf(stderr, "xferprof: %s\n", err);
@@ -120,6 +125,7 @@ int xp_command_recover(int argc, char **argv)
         fprintf(stderr, "xferprof: recover: no database given (usage: xferprof recover DB...)\n");
         return 2;
     }
+    xp_progress_start("recover");
     for (int i = first; i < argc; i++) {
         if (xp_recover_one(argv[i]) != 0)
             rc = 2;

@@ -11,6 +11,7 @@
 #include "xp_cli.h"
 #include "xp_output.h"
 #include "xp_paths.h"
+#include "xp_progress.h"
 #include "xp_render.h"
 #include "xp_report.h"
 #include "xp_totals.h"
@@ -172,11 +173,15 @@ int xp_command_report(int argc, char **argv)
             fprintf(stderr, "xferprof report: %s\n", err);
             goto out;
         }
-    if (xp_analysis_load(&r, dbs.v, dbs.n, isatty(STDERR_FILENO), "report", err, sizeof err) != 0) {
+    xp_progress_start("report");
+    int loaded = xp_analysis_load(&r, dbs.v, dbs.n, err, sizeof err);
+    if (loaded == 0)
+        xp_analysis_findings(&r, o.min_sev);
+    xp_progress_clear(); /* before the report: stdout may be the same terminal */
+    if (loaded != 0) {
         fprintf(stderr, "xferprof report: %s\n", err);
         goto out;
     }
-    xp_analysis_findings(&r, o.min_sev);
     if (xp_report_render(&r, &o, sink.f) != 0) {
         fprintf(stderr, "xferprof report: cannot write %s: %s\n", o.out ? o.out : "the report",
                 errno ? strerror(errno) : "out of memory");

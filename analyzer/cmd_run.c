@@ -22,6 +22,7 @@
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_locate.h"
+#include "xp_mkdirs.h"
 
 /* Exit status when the launcher itself cannot start CMD (as env(1) and
  * timeout(1) do), distinct from usage errors (2) and from CMD's statuses. */
@@ -202,6 +203,38 @@ static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
     return 0;
 }
 
+/* The pattern expanded for two processes that differ in pid and start
+ * time, into a and b (PATH_MAX each): what is the same in both is the same
+ * for every process of CMD.  Returns 0, or -1 if it does not expand. */
+static int xp_output_two(const char *pattern, char *a, char *b)
+{
+    return xp_expand_output(pattern, 1, NULL, xp_config_rank(), 0, a, PATH_MAX) != 0 ||
+                   xp_expand_output(pattern, 2, NULL, xp_config_rank(), 86400, b, PATH_MAX) != 0
+               ? -1
+               : 0;
+}
+
+/* Makes the output's folder (mkdir -p) before CMD runs, when it is the
+ * same for every process; a folder named with %p or %t is made by the
+ * preload of each process.  A path that can never be a folder (a file on
+ * the way, a link not followed) is refused; one that cannot be made now is
+ * left to the preload, which runs CMD unprofiled and says why (as for any
+ * unwritable output).  Returns 0, or -1 after printing why. */
+static int xp_output_folder(const char *pattern)
+{
+    char a[PATH_MAX], b[PATH_MAX], err[PATH_MAX + 128];
+    if (xp_output_two(pattern, a, b) != 0)
+        return 0;
+    char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    if (!sa || !sb || sa - a != sb - b || strncmp(a, b, (size_t)(sa - a)) != 0)
+        return 0;
+    if (xp_make_parent_dirs(a, err, sizeof err) != 0 && (errno == ENOTDIR || errno == ELOOP)) {
+        fprintf(stderr, "xferprof: output %s: %s\n", pattern, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Refuses, before CMD runs, an output name that is the same for every
  * process (no %p or %t) and names something other than a regular file: a
  * FIFO, a device, a folder or a link is never replaced (the preload would
@@ -209,9 +242,7 @@ static int xp_output_pattern(const char *pattern, char *out, size_t outlen)
 static int xp_output_replaceable(const char *pattern)
 {
     char a[PATH_MAX], b[PATH_MAX];
-    if (xp_expand_output(pattern, 1, NULL, xp_config_rank(), 0, a, sizeof a) != 0 ||
-        xp_expand_output(pattern, 2, NULL, xp_config_rank(), 86400, b, sizeof b) != 0 ||
-        strcmp(a, b) != 0)
+    if (xp_output_two(pattern, a, b) != 0 || strcmp(a, b) != 0)
         return 0;
     struct stat st;
     if (lstat(a, &st) != 0 || S_ISREG(st.st_mode))
@@ -740,7 +771,7 @@ int xp_command_run(int argc, char **argv)
     }
     char output[PATH_MAX];
     if (xp_output_pattern(pattern, output, sizeof output) != 0 ||
-        xp_output_replaceable(output) != 0)
+        xp_output_folder(output) != 0 || xp_output_replaceable(output) != 0)
         return 2;
     if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
         (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||

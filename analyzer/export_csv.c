@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "xp_export.h"
+#include "xp_progress.h"
 
 /* A field, quoted only when RFC 4180 needs it (comma, quote, CR or LF) so
  * that the common numeric and name fields stay plain. */
@@ -43,6 +44,7 @@ int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen)
     fputs("\r\n", out);
 
     int rc;
+    uint64_t rows = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < ncol; i++) {
             if (i)
@@ -63,6 +65,7 @@ int xp_export_csv(sqlite3 *db, FILE *out, char *err, size_t errlen)
             }
         }
         fputs_unlocked("\r\n", out);
+        xp_progress_tick(&rows, "rows written");
     }
     if (rc != SQLITE_DONE) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));

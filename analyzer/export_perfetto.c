@@ -17,6 +17,7 @@
 
 #include "xp_export.h"
 #include "xp_json.h"
+#include "xp_progress.h"
 
 /* Synthetic tids of the stream tracks start here: Linux thread ids stay
  * below 2^22 (PID_MAX_LIMIT), so these never name a real thread. */
@@ -810,6 +811,7 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, cha
     fputs("{\"traceEvents\":[", out);
     xp_process_name(&pf, db);
     xp_thread(&pf, pf.pid, pf.base_ns); /* the counters' track, and the main thread's */
+    uint64_t rows = 0;
     for (;;) {
         struct xp_src *best = NULL;
         for (size_t i = 0; i < use; i++)
@@ -819,6 +821,7 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, cha
         if (best == NULL)
             break;
         best->emit(&pf, best->st);
+        xp_progress_tick(&rows, "rows written");
         if (pf.oom) {
             snprintf(err, errlen, "out of memory");
             goto done;

@@ -5,9 +5,10 @@
 
 #include "xp_analysis.h"
 #include "xp_load.h"
+#include "xp_progress.h"
 
-int xp_analysis_load(struct xp_report *r, char *const *paths, size_t n, bool progress,
-                     const char *cmd, char *err, size_t errlen)
+int xp_analysis_load(struct xp_report *r, char *const *paths, size_t n, char *err,
+                     size_t errlen)
 {
     if (n && !(r->procs = calloc(n, sizeof *r->procs))) {
         snprintf(err, errlen, "out of memory");
@@ -15,12 +16,8 @@ int xp_analysis_load(struct xp_report *r, char *const *paths, size_t n, bool pro
     }
     for (size_t i = 0; i < n; i++) {
         char why[1024];
-        if (progress)
-            fprintf(stderr, "\rxferprof %s: reading %s (%zu of %zu)...\033[K", cmd, paths[i],
-                    i + 1, n);
+        xp_progress_stage("reading %s (%zu of %zu)", paths[i], i + 1, n);
         int rc = xp_load(paths[i], &r->procs[r->n_procs], why, sizeof why);
-        if (progress)
-            fprintf(stderr, "\r\033[K");
         if (rc != 0) {
             snprintf(err, errlen, "%s: %s", paths[i], why);
             xp_analysis_free(r);
@@ -59,8 +56,10 @@ void xp_analysis_findings(struct xp_report *r, enum xp_severity min)
 {
     xp_report_forget_claims(r);
     for (size_t i = 0; i < xp_nrules; i++)
-        if (xp_rules[i].run)
+        if (xp_rules[i].run) {
+            xp_progress_stage("running rules (%zu of %zu: %s)", i + 1, xp_nrules, xp_rules[i].id);
             xp_rules[i].run(r);
+        }
     size_t kept = 0;
     for (size_t i = 0; i < r->n_findings; i++) {
         if (r->findings[i].severity >= min)

@@ -9,10 +9,10 @@
 
 /* Loads the n databases of paths into r (its thresholds already set; r's
  * processes in the order given; xp_load ingests a pending journal first).
- * With progress, says on stderr which database it reads.  Returns 0, or -1
- * with "DB: reason" in err (OUT); r is then freed. */
-int xp_analysis_load(struct xp_report *r, char *const *paths, size_t n, bool progress,
-                     const char *cmd, char *err, size_t errlen);
+ * Names the database it reads in the progress line (xp_progress.h).
+ * Returns 0, or -1 with "DB: reason" in err (OUT); r is then freed. */
+int xp_analysis_load(struct xp_report *r, char *const *paths, size_t n, char *err,
+                     size_t errlen);
 
 /* Runs every rule of xp_rules[] on r, keeps the findings at or above min,
  * and sorts them: severity first, then the time they cost. */

@@ -23,6 +23,7 @@
 #include "xp_ingest.h"
 #include "xp_journal.h"
 #include "xp_live.h"
+#include "xp_progress.h"
 #include "xp_schema.h"
 #include "xp_pyframes.h"
 #include "xp_symbols.h"
@@ -53,7 +54,9 @@ static int xp_pending_ingest(const char *db, bool *did, char *live, size_t livel
         return 0;
     }
     char why[512] = "";
-    if (xp_recover(db, did, why, sizeof why) != 0) {
+    struct stat js;
+    uint64_t size = stat(journal, &js) == 0 ? (uint64_t)js.st_size : 0;
+    if (xp_recover_progress(db, did, xp_progress_recover, &size, why, sizeof why) != 0) {
         /* Ingest's reasons often start with the file they are about. */
         size_t n = strlen(db);
         const char *r = strncmp(why, db, n) == 0 && why[n] == ':' ? why + n + 1 : why;
@@ -103,6 +106,7 @@ struct xp_ld {
     size_t cap_api;
     struct xp_site_row *sites; /* call_sites by id */
     size_t n_sites;
+    uint64_t rows;           /* rows read, for the progress line */
 };
 
 /* One call_sites row, as copies and syncs need it. */
@@ -145,10 +149,13 @@ static int xp_ld_done(struct xp_ld *L, sqlite3_stmt *st, int rc)
     return rc == SQLITE_DONE ? 0 : xp_ld_fail(L, rc);
 }
 
+/* Every row loop calls this once per row (t: when the row's call ended):
+ * the process's end time, and the rows read so far for the progress line. */
 static void xp_ld_seen(struct xp_ld *L, int64_t t)
 {
     if (t > L->p->end_mono_ns)
         L->p->end_mono_ns = t;
+    xp_progress_tick(&L->rows, "rows");
 }
 
 static char *xp_col_strdup(sqlite3_stmt *st, int i)
@@ -868,6 +875,7 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
         p->end_mono_ns = p->start_mono_ns;
     if (did && !p->recovered)
         p->recovered = true;
+    xp_progress_stage("symbolizing %s", path);
     if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0 ||
         xp_pyframes_merge(L.db, p, err, errlen) != 0)
         goto out;

@@ -1,5 +1,6 @@
 /* xp_output.c: writing a document to stdout or, atomically, to a file. */
 #include "xp_output.h"
+#include "xp_mkdirs.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,10 @@ int xp_output_open(struct xp_output *o, const char *path)
     *o = (struct xp_output){.f = stdout, .path = path};
     if (!path)
         return 0;
+    /* The folder the user named is made if missing, as the preload does for
+     * a database (mkdir -p). */
+    if (xp_make_parent_dirs(path, NULL, 0) != 0)
+        return -1;
     size_t n = strlen(path) + sizeof ".tmpXXXXXX";
     if (!(o->tmp = malloc(n)))
         return -1;

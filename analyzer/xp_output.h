@@ -14,7 +14,8 @@ struct xp_output {
 /* Opens the output for path (NULL: stdout).  A file is created as
  * path.tmpXXXXXX in the same folder, so a reader (CI, a dashboard) never sees
  * half a document and a failed command leaves an existing file as it was.
- * Opened before the work is done, an unwritable path fails at once.
+ * Its folder is made if missing (as `mkdir -p`).  Opened before the work
+ * is done, an unwritable path fails at once.
  * Returns 0, or -1 with errno set. */
 int xp_output_open(struct xp_output *o, const char *path);
 

@@ -40,6 +40,9 @@ static int xp_on_record(void *user, const xp_rec_header *h, uint64_t chunk, uint
     }
     if (xp_ig_store(ig, h) != 0 || xp_ig_mark(ig, chunk, offset + h->size) != 0)
         return 1;
+    if (ig->progress && (++ig->progress_records & 4095) == 0)
+        ig->progress(ig->progress_user, ig->progress_records,
+                     XP_JOURNAL_HEADER_SIZE + chunk * XP_CHUNK_SIZE + offset + h->size);
     if (++ig->txn_records >= XP_INGEST_BATCH && xp_ig_commit(ig) != 0)
         return 1;
     return 0;
@@ -291,6 +294,12 @@ void xp_ingest_close(xp_ingest *ig)
 
 int xp_recover(const char *db_path, bool *did, char *err, size_t errlen)
 {
+    return xp_recover_progress(db_path, did, NULL, NULL, err, errlen);
+}
+
+int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
+                        void *user, char *err, size_t errlen)
+{
     struct stat sb;
     *did = false;
     size_t n = strlen(db_path);
@@ -328,6 +337,8 @@ int xp_recover(const char *db_path, bool *did, char *err, size_t errlen)
     }
     if (xp_ingest_open(db_path, &ig, err, errlen) != 0)
         goto out;
+    ig->progress = progress;
+    ig->progress_user = user;
     if (xp_ingest_pass(ig, r, true, err, errlen) != 0)
         goto out;
     if (xp_ingest_set_meta(ig, "recovered", "1") != 0) {

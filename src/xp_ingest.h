@@ -50,4 +50,14 @@ void xp_ingest_close(xp_ingest *ig);
  * Returns 0 or -1 with err set. */
 int xp_recover(const char *db_path, bool *did, char *err, size_t errlen);
 
+/* How far a recovery has come: records stored so far, and the bytes of the
+ * journal read up to (the end of the last record stored; chunks are read
+ * in order, so it grows to the journal's size). */
+typedef void (*xp_recover_progress_fn)(void *user, uint64_t records, uint64_t bytes);
+
+/* xp_recover, calling progress(user, ...) every 4096 records stored (a
+ * counter test per record: the ingest is not slowed). */
+int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
+                        void *user, char *err, size_t errlen);
+
 #endif

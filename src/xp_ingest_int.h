@@ -106,6 +106,10 @@ struct xp_ingest {
 
     row_buf copies, syncs;
 
+    xp_recover_progress_fn progress; /* NULL but in a recovery that shows progress */
+    void *progress_user;
+    uint64_t progress_records;       /* records stored since the hook was set */
+
     site_slot sites[SITE_CACHE];
     stack_slot stacks[STACK_CACHE];
 };

@@ -16,6 +16,7 @@
 #include "xp_config.h"
 #include "xp_format.h"
 #include "xp_journal.h"
+#include "xp_mkdirs.h"
 #include "xp_schema.h"
 
 /* 0 when path is absent or a regular file; -1 with a reason otherwise.
@@ -223,6 +224,12 @@ int xp_outfile_choose(const xp_outfile_req *q, char *out, size_t outlen, char *n
         }
     } else {
         snprintf(path, PATH_MAX, "%s", expanded);
+    }
+    /* A folder the user named that is not there yet is made (mkdir -p);
+     * the names with a pid, below, are in the same folder. */
+    if (xp_make_parent_dirs(path, scratch.why_alt, sizeof scratch.why_alt) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, scratch.why_alt);
+        return -1;
     }
 
     /* A forked child shares the parent's settings: without %p in the

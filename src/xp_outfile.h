@@ -19,7 +19,8 @@ typedef struct xp_outfile_req {
     uint64_t start_wall_ns;
 } xp_outfile_req;
 
-/* The absolute path of this process's database.  The name the pattern
+/* The absolute path of this process's database, its folder made if missing
+ * (xp_make_parent_dirs: as `mkdir -p`).  The name the pattern
  * gives is taken unless it belongs to another process: one of the same
  * `xferprof run` (manifest), the parent this process was forked from (a
  * pattern without %p gives both the same name), a process that is still

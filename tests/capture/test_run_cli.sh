@@ -128,10 +128,11 @@ expect_in "$err" "XFERPROF_FINGERPRINT" "malformed inherited XFERPROF_FINGERPRIN
 x run -o 'run-%q.db' -- true
 expect_rc 2 "unknown pattern in -o"
 expect_in "$err" "xferprof: bad output pattern 'run-%q.db'" "unknown pattern message"
-# An unwritable output is not the launcher's to refuse: the program runs
-# unprofiled with its own status (the preload says why: capture_unwritable).
-x run -o "$T/no/such/dir/x.db" -- sh -c 'exit 5'
-expect_rc 5 "-o into a missing folder runs the program"
+# A missing folder is made (capture_outdirs); an unwritable output is not
+# the launcher's to refuse: the program runs unprofiled with its own status
+# (the preload says why: capture_unwritable).
+x run -o "/proc/no/such/dir/x.db" -- sh -c 'exit 5'
+expect_rc 5 "-o into a folder that cannot be made runs the program"
 XFERPROF_STACK_DEPTH=lots x run -- true
 expect_rc 2 "malformed inherited XFERPROF_STACK_DEPTH"
 expect_in "$err" "XFERPROF_STACK_DEPTH" "malformed inherited XFERPROF_STACK_DEPTH message"

@@ -29,8 +29,9 @@ if mode == 'preload':
              ('xferprof run', '/proc/nonexistent-%p/x.db'),
              ('xferprof run', os.path.join(blocker, '%p', 'x.db'))]
 else:
-    cases = [('xferprof run', '/proc/nonexistent/x.db'),
-             ('xferprof run', os.path.join(blocker, 'x.db'))]
+    # A file on the way of a folder shared by every process is refused by
+    # the launcher itself (capture_outdirs).
+    cases = [('xferprof run', '/proc/nonexistent/x.db')]
 for how, target in cases:
     if how == 'xferprof run':
         r = xferprof_run(args, ['-o', target], [args.prog])

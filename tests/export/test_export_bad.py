@@ -4,6 +4,7 @@ unknown format or option, an unwritable -o.  Each exits 2 with one line on
 stderr (usage errors may add the usage) and writes nothing: no output file,
 no temporary file, an existing output left as it was."""
 import os
+import shutil
 import sqlite3
 import sys
 
@@ -99,11 +100,18 @@ res = run([args.xferprof, 'export', '--help'], clean_env())
 expect_rc(res, 0, 'export --help')
 check('Usage: xferprof export' in res.out, 'export --help prints usage')
 
-# Unwritable -o: a missing folder, a read-only folder, a folder as the file.
+# A missing folder is made, with its parents (mkdir -p).
+made = os.path.join(d, 'no', 'such', 'dir', 'x.json')
+res = run([args.xferprof, 'export', good, '-o', made], clean_env())
+expect_rc(res, 0, '-o into a missing folder')
+check(os.path.isfile(made), '-o into a missing folder: the file is there')
+shutil.rmtree(os.path.join(d, 'no'))
+
+# Unwritable -o: a file as a folder, a read-only folder, a folder as the file.
 ro_dir = os.path.join(d, 'ro')
 os.mkdir(ro_dir)
 os.chmod(ro_dir, 0o555)
-targets = [(os.path.join(d, 'no', 'such', 'dir', 'x.json'), 'a missing folder'),
+targets = [(os.path.join(good, 'dir', 'x.json'), 'a file as its folder'),
            (d, 'a folder')]
 if os.geteuid() != 0:  # root writes into a 0555 folder anyway
     targets.append((os.path.join(ro_dir, 'x.json'), 'a read-only folder'))

@@ -20,7 +20,7 @@ static void analyze(char *path)
     struct xp_report r = {0};
     char err[1200];
     xp_thresholds_default(&r.th);
-    if (xp_analysis_load(&r, &path, 1, false, "fuzz", err, sizeof err) != 0)
+    if (xp_analysis_load(&r, &path, 1, err, sizeof err) != 0)
         return;
     xp_analysis_findings(&r, XP_SEV_INFO);
     struct xp_totals t;

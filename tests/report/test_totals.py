@@ -94,9 +94,9 @@ check_eq(r.rc, 0, 'markdown report')
 check('| direction |' in r.out and '|---|' in r.out, 'markdown has a table', r.out[:2000])
 check('`rep_upload (%s:%d)`' % (src, marker_line('REP_UPLOAD')) in r.out, 'markdown names the site')
 
-# -o: the file holds the same report; nothing else left in the folder.
-out = os.path.join(d, 'out', 'report.json')
-os.mkdir(os.path.dirname(out))
+# -o: the file holds the same report; nothing else left in the folder,
+# which is made if missing, with its parents (mkdir -p).
+out = os.path.join(d, 'out', 'sub', 'report.json')
 r = report(args, [db], ['--format', 'json', '-o', out])
 check_eq((r.rc, r.out), (0, ''), '-o: status and nothing on stdout')
 with open(out) as f:
