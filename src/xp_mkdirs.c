@@ -21,11 +21,13 @@ static int xp_mkdirs_fail(int e, char *err, size_t errlen, const char *what, con
 }
 
 /* Whether the symbolic link dir (lstat'ed into *ls) may be followed: the
- * rule fs.protected_symlinks applies in sticky folders, applied to every
- * folder here. */
+ * kernel's rule with fs.protected_symlinks=1, applied whatever that setting
+ * is (it is 0 on some machines): in a sticky world-writable folder (/tmp), a
+ * link is followed only when it is ours or its owner owns the folder; a link
+ * anywhere else was put there by someone who could write that folder. */
 static bool xp_link_trusted(char *dir, const struct stat *ls)
 {
-    if (ls->st_uid == geteuid() || ls->st_uid == 0)
+    if (ls->st_uid == geteuid())
         return true;
     char *slash = strrchr(dir, '/');
     struct stat ps;
@@ -39,7 +41,10 @@ static bool xp_link_trusted(char *dir, const struct stat *ls)
         rc = stat(dir, &ps);
         *slash = '/';
     }
-    return rc == 0 && ps.st_uid == ls->st_uid;
+    if (rc != 0)
+        return false;
+    bool sticky_shared = (ps.st_mode & S_ISVTX) && (ps.st_mode & S_IWOTH);
+    return !sticky_shared || ps.st_uid == ls->st_uid;
 }
 
 int xp_make_parent_dirs(const char *path, char *err, size_t errlen)

@@ -231,6 +231,17 @@ int xp_outfile_choose(const xp_outfile_req *q, char *out, size_t outlen, char *n
         snprintf(err, errlen, "cannot write %s: %s", path, scratch.why_alt);
         return -1;
     }
+    /* The folder by its real name: SQLite, opened with SQLITE_OPEN_NOFOLLOW
+     * (xp_db_open_write), refuses a path with a symbolic link anywhere in
+     * it, and a user's output folder often is one (~/scratch to a big disk).
+     * The links on the way were checked just above. */
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    bool resolved = realpath(path[0] ? path : "/", scratch.cwd) != NULL;
+    *slash = '/';
+    if (resolved && strcmp(scratch.cwd, "/") != 0 &&
+        (size_t)snprintf(scratch.alt, PATH_MAX, "%s%s", scratch.cwd, slash) < PATH_MAX)
+        memcpy(path, scratch.alt, strlen(scratch.alt) + 1);
 
     /* A forked child shares the parent's settings: without %p in the
      * pattern it would get the parent's name, whether or not the parent has

@@ -74,20 +74,33 @@ target = os.path.join(d, 'target')
 os.mkdir(target)
 mine = os.path.join(d, 'mine')
 os.symlink(target, mine)
-# (The folder is made through it; the database itself is not written yet:
-# SQLite refuses a path through a link, a limitation of its own.)
+# The folder is made through it and the database written there (SQLite,
+# which refuses a path with a link in it, is given the folder's real name).
 r = manual_run(args, os.path.join(mine, 'x', 'run.db'), [args.prog])
 expect_rc(r, 0, "LD_PRELOAD by hand through the user's own link")
 check(os.path.isdir(os.path.join(target, 'x')), "the folder made through the user's own link")
-check('not followed' not in r.err, "the user's own link is followed", r.err)
-planted = os.path.join(d, 'planted')
+check('not followed' not in r.err and 'unprofiled' not in r.err,
+      "the user's own link is followed", r.err)
+check_eq(sorted(os.listdir(os.path.join(target, 'x'))), ['run.db'],
+         "the database written through the user's own link")
+r = xferprof_run(args, ['-o', os.path.join(mine, 'run.db')], [args.prog])
+expect_rc(r, 0, "xferprof run through the user's own link")
+check(os.path.isfile(os.path.join(target, 'run.db')),
+      "xferprof run: the database written through the user's own link", r.err)
+os.unlink(os.path.join(target, 'run.db'))
+# Another user's link in a sticky world-writable folder (a /tmp), which the
+# kernel's fs.protected_symlinks rule refuses to follow; it may be off here.
+shared = os.path.join(d, 'shared')
+os.mkdir(shared)
+os.chmod(shared, 0o1777)
+planted = os.path.join(shared, 'planted')
 os.symlink(target, planted)
-os.lchown(planted, 65534, 65534)  # nobody's link in our folder
+os.lchown(planted, 65534, 65534)  # nobody's link
 r = manual_run(args, os.path.join(planted, 'y', 'run.db'), [args.prog])
 unprofiled(r, "LD_PRELOAD by hand through another user's link", 'not followed')
 r = xferprof_run(args, ['-o', os.path.join(planted, 'y', 'run.db')], [args.prog])
 check_eq(r.rc, 2, "xferprof run through another user's link: exit status")
 check_eq(os.listdir(target), ['x'], "nothing written through another user's link")
 check_eq(sorted(os.listdir(d)), ['a', 'file', 'm', 'mine', 'p-%d' % pid[0] if pid else '?',
-                                 'planted', 'target'], 'what the test made, nothing else')
+                                 'shared', 'target'], 'what the test made, nothing else')
 finish()
