@@ -18,6 +18,7 @@
 
 #include "xp_commands.h"
 #include "xp_config.h"
+#include "xp_format.h"
 #include "xp_locate.h"
 #include "xp_mkdirs.h"
 #include "run_finish.h"
