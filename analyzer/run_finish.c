@@ -54,8 +54,50 @@ static bool xp_process_running(pid_t pid)
 
 typedef struct xp_proc {
     long pid, ppid;
-    char *db;
+    char *db;      /* for a process that recorded nothing: "- RANK" */
+    char *rank;    /* a database's meta rank once read, or NULL */
 } xp_proc;
+
+/* A line of a process that recorded nothing (xp_outfile_manifest_silent):
+ * "- RANK" where a database path would be (those are absolute). */
+static const char *xp_silent_rank(const xp_proc *p)
+{
+    return p->db[0] == '-' && p->db[1] == ' ' ? p->db + 2 : NULL;
+}
+
+/* The rank a database's process had (meta rank), or NULL. */
+static char *xp_db_rank(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *rank = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'rank'", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        rank = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rank;
+}
+
+/* Names each rank of the job none of whose processes recorded anything
+ * (its helper processes, a shell or git started by a rank that did record,
+ * say nothing). */
+static void xp_report_silent_ranks(const xp_proc *procs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *rank = xp_silent_rank(&procs[i]);
+        if (!rank)
+            continue;
+        bool recorded = false;
+        for (size_t j = 0; j < n && !recorded; j++)
+            recorded = procs[j].rank && strcmp(procs[j].rank, rank) == 0;
+        if (!recorded)
+            fprintf(stderr, "xferprof: rank %s (pid %ld): no CUDA activity recorded\n", rank,
+                    procs[i].pid);
+    }
+}
 
 /* Reads "PID PPID DBPATH\n" lines; a line without its newline (a process
  * killed in its write) or otherwise malformed is skipped.  The same database
@@ -105,6 +147,8 @@ static int xp_read_manifest(int fd, xp_proc **out, size_t *count)
             ;
         if (i == n) {
             xp_proc *t = realloc(procs, (n + 1) * sizeof *procs);
+            if (t)
+                t[n].rank = NULL;
             if (!t || !(t[n].db = strdup(db))) {
                 procs = t ? t : procs;
                 goto fail;
@@ -234,10 +278,15 @@ void xp_run_finish(int manifest_fd, pid_t child, int status, bool quiet)
         fprintf(stderr, "xferprof: cannot read the list of databases: %s\n", strerror(errno));
         return;
     }
-    if (n == 0) {
-        if (!quiet)
+    size_t recorded = 0;
+    for (size_t i = 0; i < n; i++)
+        recorded += xp_silent_rank(&procs[i]) == NULL;
+    if (recorded == 0) {
+        if (!quiet) {
             fprintf(stderr, "xferprof: no CUDA activity recorded\n");
-        return;
+            xp_report_silent_ranks(procs, n);
+        }
+        goto out;
     }
     if (getcwd(cwd, sizeof cwd))
         cwdlen = strlen(cwd);
@@ -246,7 +295,7 @@ void xp_run_finish(int manifest_fd, pid_t child, int status, bool quiet)
      * exec the final program is the one whose status CMD's is. */
     size_t top = n;
     for (size_t i = 0; i < n; i++)
-        if (procs[i].pid == (long)child)
+        if (procs[i].pid == (long)child && !xp_silent_rank(&procs[i]))
             top = i;
 
     for (size_t i = 0; i < n; i++) {
@@ -254,6 +303,8 @@ void xp_run_finish(int manifest_fd, pid_t child, int status, bool quiet)
         char journal[PATH_MAX + sizeof XP_JOURNAL_SUFFIX];
         const char *shown = p->db;
         bool recovered = false;
+        if (xp_silent_rank(p))
+            continue;
 
         /* Shown relative to where the user ran xferprof, when it is below it. */
         if (cwdlen > 1 && strncmp(p->db, cwd, cwdlen) == 0 && p->db[cwdlen] == '/')
@@ -284,9 +335,15 @@ void xp_run_finish(int manifest_fd, pid_t child, int status, bool quiet)
                     shown, err);
         if (!quiet)
             xp_summarize(p, shown, recovered);
+        p->rank = xp_db_rank(p->db);
     }
-    for (size_t i = 0; i < n; i++)
+    if (!quiet)
+        xp_report_silent_ranks(procs, n);
+out:
+    for (size_t i = 0; i < n; i++) {
         free(procs[i].db);
+        free(procs[i].rank);
+    }
     free(procs);
 }
 

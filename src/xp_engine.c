@@ -554,8 +554,27 @@ static int finish(void)
  * while this runs or after it: nothing they can reach is freed or unmapped
  * (the journal stays mapped until the process is gone), and their records
  * are either in the database or counted as lost, in flight at exit. */
+/* A process that never recorded (no CUDA call) under `xferprof run`, in a
+ * job of ranks: its rank goes into the manifest, so that the launcher can
+ * name a rank none of whose processes recorded anything. */
+static void note_silent_rank(void)
+{
+    if (getauxval(AT_SECURE))
+        return;
+    int saved = errno;
+    const char *manifest = secure_getenv("XFERPROF_MANIFEST");
+    const char *rank = xp_config_rank();
+    if (manifest && manifest[0] && rank && rank[0])
+        xp_outfile_manifest_silent(manifest, getpid(), rank);
+    errno = saved;
+}
+
 __attribute__((destructor)) static void xp_engine_unload(void)
 {
+    if (atomic_load(&state) == ST_OFF) {
+        note_silent_rank();
+        return;
+    }
     /* First: after vfork() a child that calls exit() runs this in its
      * parent's memory, where the session is the parent's; all it may do is
      * tell the parent (rearm_exit_after_vfork). */

@@ -397,8 +397,9 @@ void xp_outfile_remove(const char *path)
     }
 }
 
-int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, char *err,
-                            size_t errlen)
+/* Appends one line to the manifest.  Returns 0, or -1 with err set. */
+static int manifest_append(const char *manifest, const char *line, int n, char *err,
+                           size_t errlen)
 {
     /* O_NONBLOCK: a FIFO given as the manifest must not hang the program;
      * O_NOFOLLOW and the type check: we append to a regular file only. */
@@ -414,10 +415,8 @@ int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, c
         close(fd);
         return -1;
     }
-    char line[PATH_MAX + 64];
-    int n = snprintf(line, sizeof line, "%d %d %s\n", (int)pid, (int)getppid(), path);
     int rc = 0;
-    if (n <= 0 || (size_t)n >= sizeof line) {
+    if (n <= 0) {
         snprintf(err, errlen, "manifest line too long");
         rc = -1;
     } else {
@@ -433,4 +432,21 @@ int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, c
     }
     close(fd);
     return rc;
+}
+
+int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, char *err,
+                            size_t errlen)
+{
+    char line[PATH_MAX + 64];
+    int n = snprintf(line, sizeof line, "%d %d %s\n", (int)pid, (int)getppid(), path);
+    return manifest_append(manifest, line, n > 0 && (size_t)n < sizeof line ? n : -1, err,
+                           errlen);
+}
+
+void xp_outfile_manifest_silent(const char *manifest, pid_t pid, const char *rank)
+{
+    char line[160], err[PATH_MAX + 64];
+    int n = snprintf(line, sizeof line, "%d %d - %.64s\n", (int)pid, (int)getppid(), rank);
+    (void)manifest_append(manifest, line, n > 0 && (size_t)n < sizeof line ? n : -1, err,
+                          sizeof err);
 }

@@ -71,4 +71,10 @@ void xp_outfile_remove(const char *path);
 int xp_outfile_manifest_add(const char *manifest, pid_t pid, const char *path, char *err,
                             size_t errlen);
 
+/* Says in the manifest that this process of rank `rank` ends without having
+ * recorded anything ("PID PPID - RANK"; a database path never starts with
+ * '-'), so that `xferprof run` can name a rank that made no CUDA call.
+ * Best effort, silent. */
+void xp_outfile_manifest_silent(const char *manifest, pid_t pid, const char *rank);
+
 #endif
