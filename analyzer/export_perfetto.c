@@ -154,12 +154,17 @@ static void xp_arg_col(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int 
     xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
-/* "site": the name of the call site whose stacks.id is column i, when known. */
+/* "site": the name of the call site whose stacks.id is column i, and
+ * "findings": the rules the report finds there, when known. */
 static void xp_arg_site(struct xp_pf *pf, sqlite3_stmt *st, int i)
 {
     int64_t id = sqlite3_column_int64(st, i);
-    if (pf->sites && id > 0 && (uint64_t)id < pf->sites->n && pf->sites->name[id])
+    if (!pf->sites || id <= 0 || (uint64_t)id >= pf->sites->n)
+        return;
+    if (pf->sites->name[id])
         xp_arg_str(pf, "site", pf->sites->name[id]);
+    if (pf->sites->findings[id])
+        xp_arg_str(pf, "findings", pf->sites->findings[id]);
 }
 
 /* Column i as a JSON integer, null when NULL. */
@@ -329,14 +334,28 @@ static int64_t xp_nest(struct xp_track *t, int64_t start, int64_t dur, bool *cla
     return dur;
 }
 
-/* Starts a complete event on track t: nests it (xp_nest), writes its head
- * and dur and opens its args; xp_slice_end closes it. */
+/* A flow arrow between two slices (Perfetto's flow events v2: the flow's
+ * id is the slices' bind_id); none when id is 0. */
+struct xp_flow {
+    uint64_t id;
+    bool in;               /* this slice is where the arrow ends */
+};
+static const struct xp_flow xp_no_flow = {0, false};
+
+/* Starts a complete event on track t: nests it (xp_nest), writes its head,
+ * dur and flow and opens its args; xp_slice_end closes it. */
 static void xp_slice(struct xp_pf *pf, struct xp_track *t, const char *name, int name_len,
-                     const char *cat, int64_t start, int64_t dur, bool *clamped)
+                     const char *cat, int64_t start, int64_t dur, struct xp_flow flow,
+                     bool *clamped)
 {
     dur = xp_nest(t, start, dur, clamped);
     xp_ev(pf, name, name_len, cat, "X", start, t->tid);
     xp_dur(pf, dur);
+    if (flow.id) {
+        fputs_unlocked(",\"bind_id\":", pf->out);
+        xp_export_put_i64(pf->out, (int64_t)flow.id);
+        fputs_unlocked(flow.in ? ",\"flow_in\":true" : ",\"flow_out\":true", pf->out);
+    }
     xp_args(pf);
 }
 
@@ -344,13 +363,13 @@ static void xp_slice(struct xp_pf *pf, struct xp_track *t, const char *name, int
  * dur_col.  Returns false, having written nothing, when out of memory. */
 static bool xp_thread_slice(struct xp_pf *pf, sqlite3_stmt *st, int tid_col, int start_col,
                             int dur_col, const char *name, int name_len, const char *cat,
-                            bool *clamped)
+                            struct xp_flow flow, bool *clamped)
 {
     int64_t start = sqlite3_column_int64(st, start_col);
     struct xp_track *t = xp_thread(pf, sqlite3_column_int64(st, tid_col), start);
     if (t == NULL)
         return false;
-    xp_slice(pf, t, name, name_len, cat, start, sqlite3_column_int64(st, dur_col), clamped);
+    xp_slice(pf, t, name, name_len, cat, start, sqlite3_column_int64(st, dur_col), flow, clamped);
     return true;
 }
 
@@ -381,14 +400,16 @@ struct xp_src {
  * async on a stream (copies, memsets); -1: the kind has no such column. */
 struct xp_opcols {
     const char *cat;
+    uint64_t flow_tag;       /* the flow ids of this kind: 2 * id + flow_tag */
     int api, dir, bytes, value, hostmem, blocking, stream, device, tid, start, dur, status,
         fp, fpkind, id, stack;
 };
 
 /* The async side of a copy or memset on its stream's track: the same
- * interval (when it was issued; the database has no device-side times). */
+ * interval (when it was issued; the database has no device-side times),
+ * where the flow from the call that issued it ends. */
 static void xp_on_stream(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcols *c,
-                         const char *name)
+                         const char *name, uint64_t flow)
 {
     const char *api = (const char *)sqlite3_column_text(st, c->api);
     int64_t start = sqlite3_column_int64(st, c->start), tid = sqlite3_column_int64(st, c->tid);
@@ -397,7 +418,8 @@ static void xp_on_stream(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opc
     if (t == NULL)
         return;
     bool clamped;
-    xp_slice(pf, t, name, -1, c->cat, start, sqlite3_column_int64(st, c->dur), &clamped);
+    xp_slice(pf, t, name, -1, c->cat, start, sqlite3_column_int64(st, c->dur),
+             (struct xp_flow){flow, true}, &clamped);
     xp_arg_col(pf, "api", st, c->api);
     xp_arg_coli(pf, "bytes", st, c->bytes);
     xp_arg_i64(pf, "issued_by_tid", tid);
@@ -415,8 +437,15 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
     xp_fmt_bytes(size, sizeof size, sqlite3_column_int64(st, c->bytes));
     snprintf(name, sizeof name, "%s %s", what ? what : c->cat, size);
 
+    /* An async operation runs later on its stream: an arrow leads from the
+     * call to it, ids apart for copies and memsets (their ids are two
+     * sequences). */
+    const char *b = (const char *)sqlite3_column_text(st, c->blocking);
+    bool async = b != NULL && strncmp(b, "async", 5) == 0; /* async, async_pageable */
+    uint64_t flow = async ? 2 * (uint64_t)sqlite3_column_int64(st, c->id) + c->flow_tag : 0;
     bool clamped;
-    if (!xp_thread_slice(pf, st, c->tid, c->start, c->dur, name, -1, c->cat, &clamped))
+    if (!xp_thread_slice(pf, st, c->tid, c->start, c->dur, name, -1, c->cat,
+                         (struct xp_flow){flow, false}, &clamped))
         return;
     xp_arg_col(pf, "api", st, c->api);
     xp_arg_coli(pf, "bytes", st, c->bytes);
@@ -436,16 +465,15 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
     xp_arg_coli(pf, "id", st, c->id);
     xp_arg_site(pf, st, c->stack);
     xp_slice_end(pf, clamped);
-    const char *b = (const char *)sqlite3_column_text(st, c->blocking);
-    if (b != NULL && strncmp(b, "async", 5) == 0) /* async, async_pageable */
-        xp_on_stream(pf, st, c, name);
+    if (async)
+        xp_on_stream(pf, st, c, name, flow);
 }
 
 static const char xp_copies_sql[] =
     "SELECT api, direction, bytes, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
     " status, fingerprint, id, fingerprint_kind, stack_id FROM copies ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_copy_cols = {
-    .cat = "copy", .api = 0, .dir = 1, .bytes = 2, .value = -1, .hostmem = 3, .blocking = 4,
+    .cat = "copy", .flow_tag = 0, .api = 0, .dir = 1, .bytes = 2, .value = -1, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = 11, .id = 12,
     .fpkind = 13, .stack = 14};
 
@@ -458,7 +486,7 @@ static const char xp_memsets_sql[] =
     "SELECT api, bytes, value, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
     " status, id, stack_id FROM memsets ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_memset_cols = {
-    .cat = "memset", .api = 0, .dir = -1, .bytes = 1, .value = 2, .hostmem = 3, .blocking = 4,
+    .cat = "memset", .flow_tag = 1, .api = 0, .dir = -1, .bytes = 1, .value = 2, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = -1,
     .fpkind = -1, .id = 11, .stack = 12};
 
@@ -477,7 +505,8 @@ static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
     bool clamped;
     const char *api = (const char *)sqlite3_column_text(st, S_API);
     if (!xp_thread_slice(pf, st, S_TID, S_START, S_DUR, api ? api : "sync",
-                         api ? sqlite3_column_bytes(st, S_API) : -1, "sync", &clamped))
+                         api ? sqlite3_column_bytes(st, S_API) : -1, "sync", xp_no_flow,
+                         &clamped))
         return;
     xp_arg_col(pf, "api", st, S_API);
     xp_arg_hex(pf, "stream", sqlite3_column_int64(st, S_STREAM));
@@ -585,7 +614,8 @@ static void xp_emit_push(struct xp_pf *pf, sqlite3_stmt *st)
     bool clamped;
     const char *name = (const char *)sqlite3_column_text(st, N_NAME);
     if (!xp_thread_slice(pf, st, N_TID, N_START, N_DUR, name,
-                         name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", &clamped))
+                         name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", xp_no_flow,
+                         &clamped))
         return;
     xp_nvtx_args(pf, st);
     xp_arg_coli(pf, "depth", st, N_DEPTH);
