@@ -11,6 +11,7 @@
 #include "xp_cli.h"
 #include "xp_commands.h"
 #include "xp_export.h"
+#include "xp_gzout.h"
 #include "xp_load.h"
 #include "xp_output.h"
 #include "xp_progress.h"
@@ -149,22 +150,35 @@ int xp_command_export(int argc, char **argv)
         sqlite3_close(db);
         return 2;
     }
-    FILE *out = o.f;
+    FILE *out = o.f, *gz = NULL;
+    if (xp_gz_wanted(output)) {
+        if (!(out = gz = xp_gz_open(o.f))) {
+            fprintf(stderr, "xferprof export: %s: %s\n", output, strerror(errno));
+            xp_output_close(&o, false);
+            sqlite3_close(db);
+            return 2;
+        }
+    }
     static char buf[1 << 16];
     setvbuf(out, buf, _IOFBF, sizeof buf);
 
-    char err[1024] = "", note[512] = "";
+    char err[1024] = "", note[512] = "", sites_note[600] = "";
     /* The trace names each call's site as the report does.  Read-only:
      * an export leaves the database as it found it (no symbols cache). */
     struct xp_sites sites = {0};
     xp_progress_stage("symbolizing %s", db_path);
-    int rc = perfetto ? xp_export_sites(db, false, &sites, err, sizeof err) : 0;
+    int rc = perfetto ? xp_export_sites(db, db_path, false, &sites, sites_note, sizeof sites_note,
+                                       err, sizeof err) : 0;
     xp_progress_stage("exporting %s", db_path);
     if (rc == 0)
         rc = perfetto ? xp_export_perfetto(db, &sites, out, note, sizeof note, err, sizeof err)
                       : xp_export_csv(db, out, err, sizeof err);
     xp_export_sites_free(&sites);
-    if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
+    /* Closing the gzip stream writes its end (and what it still buffers). */
+    if (gz && fclose(gz) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "%s: %s", output, strerror(errno ? errno : EIO));
+        rc = -1;
+    } else if (rc == 0 && !gz && (fflush(out) != 0 || ferror(out))) {
         snprintf(err, sizeof err, "%s: %s", output ? output : "standard output",
                  strerror(errno ? errno : EIO));
         rc = -1;
@@ -174,9 +188,10 @@ int xp_command_export(int argc, char **argv)
         snprintf(why, sizeof why, "%s: %s", db_path, err);
         snprintf(err, sizeof err, "%s", why);
     }
-    if (note[0]) {
-        char line[1200];
-        snprintf(line, sizeof line, "%s: %s", db_path, note);
+    if (note[0] || sites_note[0]) {
+        char line[1400];
+        snprintf(line, sizeof line, "%s: %s%s%s", db_path, note, note[0] && sites_note[0] ? "; " : "",
+                 sites_note);
         xp_export_error(line);
     }
     sqlite3_close(db);

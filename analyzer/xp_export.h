@@ -17,17 +17,24 @@
  * corrupt while it is read, or the write error. */
 
 /* Each stack's call site as the report names it (its top user frame:
- * `train.py:42 in train_step`, `upload (loader.c:88)`), by stacks.id; NULL
- * for an id without frames. */
+ * `train.py:42 in train_step`, `upload (loader.c:88)`), and the rule ids of
+ * the report's findings at that site ("async-pageable, small-copies"), by
+ * stacks.id; NULL for an id without frames / without findings. */
 struct xp_sites {
     char **name;
-    size_t n;                 /* entries in name: the largest id + 1 */
+    char **findings;
+    size_t n;                 /* entries in each: the largest id + 1 */
 };
 
-/* Symbolizes db's stacks (using and, when writable, filling the symbols
- * cache), merges their Python frames and names their sites into out.
+/* Loads db (opened by xp_load_open from path) as the report does, using and,
+ * when writable, filling the symbols cache, runs the report's rules with
+ * their default thresholds and names each site and its findings into out.
+ * Memory grows with the run here (the rules need every row), not in the
+ * writers.  When the report cannot read db (a table of another build's
+ * shape) the sites are named without findings and note (OUT) says why.
  * Returns 0, or -1 with err (OUT) set. */
-int xp_export_sites(sqlite3 *db, bool writable, struct xp_sites *out, char *err, size_t errlen);
+int xp_export_sites(sqlite3 *db, const char *path, bool writable, struct xp_sites *out,
+                    char *note, size_t notelen, char *err, size_t errlen);
 void xp_export_sites_free(struct xp_sites *s);
 
 /* Chrome trace-event JSON (object form), which Perfetto UI and

@@ -854,14 +854,12 @@ int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char
     return xp_open(path, db, writable, err, errlen);
 }
 
-int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
+int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp_process *p,
+               char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->pid = p->ppid = p->rank = p->exit_status = p->local_rank = -1;
-    bool did = false, writable = false;
-    struct xp_ld L = {.p = p, .err = err, .errlen = errlen};
-    if (xp_load_open(path, &L.db, &writable, &did, err, errlen) != 0)
-        return -1;
+    struct xp_ld L = {.db = db, .p = p, .err = err, .errlen = errlen};
     int rc = -1;
     if (!(p->db_path = strdup(path))) {
         xp_ld_oom(&L);
@@ -876,16 +874,27 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
     if (did && !p->recovered)
         p->recovered = true;
     xp_progress_stage("symbolizing %s", path);
-    if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0 ||
-        xp_pyframes_merge(L.db, p, err, errlen) != 0)
+    if (xp_symbols_resolve(db, writable, p, err, errlen) != 0 ||
+        xp_pyframes_merge(db, p, err, errlen) != 0)
         goto out;
     rc = 0;
 out:
     free(L.driver);
     free(L.sites);
-    sqlite3_close(L.db);
     if (rc != 0)
         xp_process_free(p);
+    return rc;
+}
+
+int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
+{
+    sqlite3 *db;
+    bool did = false, writable = false;
+    memset(p, 0, sizeof *p);
+    if (xp_load_open(path, &db, &writable, &did, err, errlen) != 0)
+        return -1;
+    int rc = xp_load_db(db, path, writable, did, p, err, errlen);
+    sqlite3_close(db);
     return rc;
 }
 

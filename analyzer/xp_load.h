@@ -26,6 +26,13 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen);
 int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char *err,
                  size_t errlen);
 
+/* xp_load on a database xp_load_open opened (writable and did as it said):
+ * for a command that reads the database itself too (export).  With
+ * writable false nothing is written into db (no symbols cache).  db stays
+ * open. */
+int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp_process *p,
+               char *err, size_t errlen);
+
 /* Frees what xp_load put in p. */
 void xp_process_free(struct xp_process *p);
 

@@ -13,6 +13,7 @@ packages=(
   libunwind-dev
   libxxhash-dev
   libdw-dev libelf-dev
+  zlib1g-dev      # gzip output of xferprof export (-o NAME.gz)
   libcmocka-dev
   clang
   chromium        # headless, for the HTML report tests (tests/html)
