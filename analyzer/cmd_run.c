@@ -50,6 +50,19 @@ static void xp_run_usage(FILE *f)
             "                          sampled  exact up to %u KiB, sampled above (default)\n"
             "                          full     every byte of every copy\n"
             "                          off      none\n"
+            "      --capture-range R record copies, memsets and syncs only in a window\n"
+            "                        (env XFERPROF_CAPTURE_RANGE; allocations and frees\n"
+            "                        are always recorded):\n"
+            "                          none             the whole run (default)\n"
+            "                          cudaProfilerApi  from cudaProfilerStart to Stop\n"
+            "                          nvtx             while a range --nvtx-capture names\n"
+            "                                           is open, on any thread\n"
+            "      --nvtx-capture NAME[@DOMAIN]\n"
+            "                        that range (NAME@* in any domain; env\n"
+            "                        XFERPROF_NVTX_CAPTURE)\n"
+            "      --delay S         no window before S seconds after start (env XFERPROF_DELAY)\n"
+            "      --duration S      a window closes S seconds after it opened\n"
+            "                        (env XFERPROF_DURATION)\n"
             "  -q, --quiet           no warnings from the profiler and no summary\n"
             "                        (env XFERPROF_QUIET=1)\n"
             "      --sim             run on the simulated CUDA platform (puts its folder\n"
@@ -57,7 +70,8 @@ static void xp_run_usage(FILE *f)
             "  -h, --help            this text\n"
             "\n"
             "Environment:\n"
-            "  XFERPROF_OUTPUT, XFERPROF_STACK_DEPTH, XFERPROF_FINGERPRINT, XFERPROF_QUIET\n"
+            "  XFERPROF_OUTPUT, XFERPROF_STACK_DEPTH, XFERPROF_FINGERPRINT, XFERPROF_QUIET,\n"
+            "  XFERPROF_CAPTURE_RANGE, XFERPROF_NVTX_CAPTURE, XFERPROF_DELAY, XFERPROF_DURATION\n"
             "                        read by the profiler in each process; the options\n"
             "                        above set them, or they can be set directly\n"
             "  XFERPROF_MANIFEST     set by xferprof run: the file where each process names\n"
@@ -82,7 +96,13 @@ typedef struct xp_run_opts {
     const char *fingerprint;  /* --fingerprint, or NULL */
     bool quiet;
     bool sim;
+    /* --capture-range, --nvtx-capture, --delay, --duration: passed on as
+     * the variables of xp_window_vars, checked by xp_config_load. */
+    const char *window[4];
 } xp_run_opts;
+
+static const char *const xp_window_vars[4] = {"XFERPROF_CAPTURE_RANGE", "XFERPROF_NVTX_CAPTURE",
+                                              "XFERPROF_DELAY", "XFERPROF_DURATION"};
 
 /* ---- signals ------------------------------------------------------------ */
 
@@ -376,12 +396,17 @@ static int xp_run_child(char **argv, pid_t *child_out, int *exit_code)
 
 int xp_command_run(int argc, char **argv)
 {
-    enum { XP_OPT_STACK_DEPTH = 256, XP_OPT_SIM, XP_OPT_FINGERPRINT };
+    enum { XP_OPT_STACK_DEPTH = 256, XP_OPT_SIM, XP_OPT_FINGERPRINT, XP_OPT_WINDOW };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"stack-depth", required_argument, NULL, XP_OPT_STACK_DEPTH},
         {"fingerprint", required_argument, NULL, XP_OPT_FINGERPRINT},
         {"quiet", no_argument, NULL, 'q'},
+        /* XP_OPT_WINDOW + i sets xp_window_vars[i] */
+        {"capture-range", required_argument, NULL, XP_OPT_WINDOW},
+        {"nvtx-capture", required_argument, NULL, XP_OPT_WINDOW + 1},
+        {"delay", required_argument, NULL, XP_OPT_WINDOW + 2},
+        {"duration", required_argument, NULL, XP_OPT_WINDOW + 3},
         {"sim", no_argument, NULL, XP_OPT_SIM},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -422,6 +447,12 @@ int xp_command_run(int argc, char **argv)
             break;
         case 'q':
             o.quiet = true;
+            break;
+        case XP_OPT_WINDOW:
+        case XP_OPT_WINDOW + 1:
+        case XP_OPT_WINDOW + 2:
+        case XP_OPT_WINDOW + 3:
+            o.window[c - XP_OPT_WINDOW] = optarg;
             break;
         case XP_OPT_SIM:
             o.sim = true;
@@ -483,7 +514,11 @@ int xp_command_run(int argc, char **argv)
     if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
         (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||
         (o.fingerprint && setenv("XFERPROF_FINGERPRINT", o.fingerprint, 1) != 0) ||
-        (o.quiet && setenv("XFERPROF_QUIET", "1", 1) != 0)) {
+        (o.quiet && setenv("XFERPROF_QUIET", "1", 1) != 0) ||
+        (o.window[0] && setenv(xp_window_vars[0], o.window[0], 1) != 0) ||
+        (o.window[1] && setenv(xp_window_vars[1], o.window[1], 1) != 0) ||
+        (o.window[2] && setenv(xp_window_vars[2], o.window[2], 1) != 0) ||
+        (o.window[3] && setenv(xp_window_vars[3], o.window[3], 1) != 0)) {
         fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
         return XP_RUN_FAILED;
     }

@@ -229,6 +229,15 @@ int xp_render_json(FILE *f, const struct xp_summary *s)
         xp_json_key(&j, "cmdline"), xp_json_str(&j, p->cmdline);
         xp_json_key(&j, "exit_status"), xp_j_int_or_null(&j, p->exit_status);
         xp_json_key(&j, "records_lost"), xp_json_int(&j, p->records_lost);
+        if (p->capture_range) {
+            /* Only with a capture window: the whole run otherwise. */
+            xp_json_key(&j, "capture"), xp_json_object(&j);
+            xp_json_key(&j, "range"), xp_json_str(&j, p->capture_range);
+            xp_json_key(&j, "windows"), xp_json_int(&j, p->capture_windows);
+            xp_json_key(&j, "ns"), xp_json_int(&j, p->capture_ns);
+            xp_json_key(&j, "calls_outside"), xp_json_int(&j, p->window_skipped);
+            xp_json_end(&j);
+        }
         xp_json_key(&j, "recovered"), xp_json_bool(&j, p->recovered);
         xp_json_key(&j, "stacks"), xp_json_bool(&j, !p->stacks_off);
         xp_json_key(&j, "notes");

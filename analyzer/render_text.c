@@ -248,6 +248,9 @@ int xp_render_text(FILE *f, const struct xp_summary *s)
         if (p->stacks_off)
             fprintf(f, ", stacks were off");
         fprintf(f, "\n");
+        char cap[160];
+        if (xp_capture_line(p, cap, sizeof cap))
+            fprintf(f, "  %s\n", cap);
         if (p->records_lost)
             fprintf(f, "  %s%" PRId64 " record(s) lost%s%s%s\n", st.red, p->records_lost, st.off,
                     p->records_lost_reason ? ": " : "", p->records_lost_reason ? p->records_lost_reason : "");

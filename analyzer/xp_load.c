@@ -696,7 +696,12 @@ static int xp_ld_meta(struct xp_ld *L)
             p->local_rank = xp_meta_int(v, -1);
         else if (strcmp(k, "cuda_visible_devices") == 0 && !p->cuda_visible_devices)
             p->cuda_visible_devices = strdup(v ? v : "");
-        else if (strncmp(k, "device_uuid.", 12) == 0 && v) {
+        else if ((rc = xp_capture_meta(p, k, v)) != 0) {
+            if (rc < 0) {
+                sqlite3_finalize(st);
+                return xp_ld_oom(L);
+            }
+        } else if (strncmp(k, "device_uuid.", 12) == 0 && v) {
             if (xp_ld_device_uuid(p, xp_meta_int(k + 12, -1), v) != 0) {
                 sqlite3_finalize(st);
                 return xp_ld_oom(L);
@@ -871,6 +876,7 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
         goto out;
     if (p->end_mono_ns < p->start_mono_ns)
         p->end_mono_ns = p->start_mono_ns;
+    xp_capture_done(p);
     if (did && !p->recovered)
         p->recovered = true;
     xp_progress_stage("symbolizing %s", path);
@@ -928,6 +934,7 @@ void xp_process_free(struct xp_process *p)
     free(p->label);
     free(p->hostname);
     free(p->cmdline);
+    free(p->capture_range);
     free(p->records_lost_reason);
     free(p->cuda_visible_devices);
     for (size_t i = 0; i < p->n_device_uuids; i++)

@@ -188,7 +188,26 @@ struct xp_process {
     int64_t local_rank;
     char *cuda_visible_devices;
     char **device_uuids; size_t n_device_uuids;
+
+    /* The capture window (xp_capture.c; docs/schema.md "Capture window"):
+     * capture_range NULL when the whole run was recorded; the windows, their
+     * total time, the calls skipped outside them. */
+    char *capture_range;
+    int64_t capture_windows, capture_ns, window_skipped;
+    int64_t capture_duration_ns, capture_open_ns;   /* for a window left open */
 };
+
+/* xp_capture.c: a meta key of the capture window into p (1 taken, 0 not
+ * one of its keys, -1 out of memory); xp_capture_done once meta and the
+ * events are read. */
+int xp_capture_meta(struct xp_process *p, const char *k, const char *v);
+void xp_capture_done(struct xp_process *p);
+/* The time the program was recorded: its capture windows when it had any,
+ * else its run; what the rules measure a site's share of time against. */
+int64_t xp_process_run_ns(const struct xp_process *p);
+/* "captured: cudaProfilerApi, 2 windows, 1.2 s of 3.4 s; N calls outside
+ * the capture window" into buf, or NULL when the whole run was recorded. */
+const char *xp_capture_line(const struct xp_process *p, char *buf, size_t n);
 
 enum xp_severity { XP_SEV_INFO = 0, XP_SEV_WARNING = 1, XP_SEV_ERROR = 2 };
 const char *xp_severity_name(enum xp_severity s);  /* "info", "warning", "error" */

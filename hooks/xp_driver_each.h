@@ -43,6 +43,9 @@
 #ifndef XP_LAUNCH
 #define XP_LAUNCH XP_DRV_EACH
 #endif
+#ifndef XP_PROFILER
+#define XP_PROFILER XP_DRV_EACH
+#endif
 #ifndef XP_PROCADDRESS
 #define XP_PROCADDRESS XP_DRV_EACH
 #endif
@@ -59,5 +62,6 @@
 #undef XP_SYNC
 #undef XP_MEMSET
 #undef XP_LAUNCH
+#undef XP_PROFILER
 #undef XP_PROCADDRESS
 #undef XP_DRV_EACH

@@ -268,6 +268,10 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
     XP_DRV_BODY(name, params, args,                                                     \
                 xp_record_launch(&scope, XP_API_##name, XP_U64(func), (int)rc))
 
+#define XP_PROFILER(name, params, args, start)                                          \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_profiler(&scope, XP_API_##name, (start), (int)rc))
+
 /* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
 #define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;
 

@@ -396,6 +396,10 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  xp_record_sync(&scope, XP_API_##name, (uint64_t)(uintptr_t)(handle), (int)rc))
 
+#define XP_PROFILER_AT(vers, name, params, args, start)                                 \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 xp_record_profiler(&scope, XP_API_##name, (start), (int)rc))
+
 /* `after` keeps the engine's view of the thread right (the current
  * device), so it runs whether or not the call is recorded. */
 #define XP_CALL_AT(vers, name, params, args, arg0, after)                               \
@@ -417,5 +421,6 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
 #define XP_FREE(...) XP_FREE_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_SYNC(...) XP_SYNC_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_CALL(...) XP_CALL_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_PROFILER(...) XP_PROFILER_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 
 #include "xp_runtime_hooks.def"

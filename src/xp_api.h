@@ -142,7 +142,11 @@
     X(cuMemPrefetchAsync, 1)\
     X(cuMemPrefetchAsync_ptsz, 1)\
     X(cudaMemPrefetchAsync_v2, 0)\
-    X(cudaMemPrefetchAsync_v2_ptsz, 0)
+    X(cudaMemPrefetchAsync_v2_ptsz, 0)\
+    X(cudaProfilerStart, 0)\
+    X(cudaProfilerStop, 0)\
+    X(cuProfilerStart, 1)\
+    X(cuProfilerStop, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

@@ -1,6 +1,7 @@
 /* xp_config.c: the preload's settings from XFERPROF_* variables, and the expansion of output patterns. */
 #include "xp_config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,108 @@ const char *xp_config_fingerprint_name(xp_fp_mode m)
     return (unsigned)m < sizeof fp_names / sizeof fp_names[0] ? fp_names[m] : "?";
 }
 
+static const char *const capture_names[] = {
+    [XP_CAPTURE_NONE] = "none", [XP_CAPTURE_PROFILER] = "cudaProfilerApi",
+    [XP_CAPTURE_NVTX] = "nvtx"};
+
+int xp_config_parse_capture(const char *s, xp_capture *out)
+{
+    for (unsigned m = 0; m < sizeof capture_names / sizeof capture_names[0]; m++) {
+        if (strcmp(s, capture_names[m]) == 0) {
+            *out = (xp_capture)m;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *xp_config_capture_name(xp_capture c)
+{
+    return (unsigned)c < sizeof capture_names / sizeof capture_names[0] ? capture_names[c] : "?";
+}
+
+/* Digits, then at most 9 after a '.': no sign, exponent or blank, which
+ * strtod would take (and "1e9" seconds is a typo more often than a wish). */
+int xp_config_parse_seconds(const char *s, uint64_t *ns)
+{
+    uint64_t whole = 0, frac = 0, scale = 1000000000u;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        whole = whole * 10 + (uint64_t)(*p - '0');
+        if (whole > 1000000)
+            return -1;
+    }
+    bool digits = p > s;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+            if (scale == 1)
+                return -1;
+            scale /= 10;
+            frac += (uint64_t)(*p - '0') * scale;
+        }
+    }
+    if (!digits || *p != '\0')
+        return -1;
+    *ns = whole * 1000000000u + frac;
+    return 0;
+}
+
+int xp_config_parse_nvtx_capture(const char *s, xp_config *c)
+{
+    const char *at = strrchr(s, '@');
+    size_t n = at ? (size_t)(at - s) : strlen(s);
+    const char *dom = at ? at + 1 : "";
+    if (n == 0 || n > XP_CAPTURE_NAME_MAX || (at && *dom == '\0') ||
+        strlen(dom) > XP_CAPTURE_NAME_MAX)
+        return -1;
+    memcpy(c->nvtx_name, s, n);
+    c->nvtx_name[n] = '\0';
+    c->nvtx_any_domain = strcmp(dom, "*") == 0;
+    snprintf(c->nvtx_domain, sizeof c->nvtx_domain, "%s", c->nvtx_any_domain ? "" : dom);
+    return 0;
+}
+
+/* The capture window's settings (nsys's --capture-range, --nvtx-capture,
+ * --delay, --duration), checked together: a range name without the nvtx
+ * range, or the nvtx range without a name, is a mistake to report, not a
+ * window to guess.  Any malformed setting leaves no window at all. */
+static void xp_config_window(xp_config *c, int *rc, char *err, size_t errlen)
+{
+    const char *v;
+    /* Its own result, so that a window setting is judged alone; a reason
+     * is written only when no earlier setting gave one. */
+    int wrc = 0;
+    char *e = *rc == 0 ? err : NULL;
+    if ((v = xp_env("XFERPROF_CAPTURE_RANGE")) && xp_config_parse_capture(v, &c->capture) != 0)
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_CAPTURE_RANGE", v,
+                       "is not one of none, cudaProfilerApi, nvtx (--capture-range)");
+    const char *nvtx = xp_env("XFERPROF_NVTX_CAPTURE");
+    if (nvtx && xp_config_parse_nvtx_capture(nvtx, c) != 0)
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_NVTX_CAPTURE", nvtx,
+                       "is not NAME, NAME@DOMAIN or NAME@* (--nvtx-capture)");
+    else if (nvtx && c->capture != XP_CAPTURE_NVTX && wrc == 0)
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_NVTX_CAPTURE", nvtx,
+                       "needs XFERPROF_CAPTURE_RANGE=nvtx (--capture-range=nvtx)");
+    else if (!nvtx && c->capture == XP_CAPTURE_NVTX)
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_CAPTURE_RANGE", "nvtx",
+                       "needs the range's name in XFERPROF_NVTX_CAPTURE (--nvtx-capture)");
+    if ((v = xp_env("XFERPROF_DELAY")) && xp_config_parse_seconds(v, &c->delay_ns) != 0)
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_DELAY", v,
+                       "is not a number of seconds such as 2 or 0.5 (--delay)");
+    if ((v = xp_env("XFERPROF_DURATION")) &&
+        (xp_config_parse_seconds(v, &c->duration_ns) != 0 || c->duration_ns == 0))
+        xp_config_fail(&wrc, e, errlen, "XFERPROF_DURATION", v,
+                       "is not a number of seconds above 0 such as 2 or 0.5 (--duration)");
+    if (wrc != 0) {
+        *rc = -1;
+        c->capture = XP_CAPTURE_NONE;
+        c->delay_ns = c->duration_ns = 0;
+        c->nvtx_name[0] = c->nvtx_domain[0] = '\0';
+        c->nvtx_any_domain = false;
+    }
+    c->window = c->capture != XP_CAPTURE_NONE || c->delay_ns || c->duration_ns;
+}
+
 int xp_config_load(xp_config *c, char *err, size_t errlen)
 {
     int rc = 0;
@@ -110,6 +213,7 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
         else
             xp_config_fail(&rc, err, errlen, "XFERPROF_MANIFEST", v, "is longer than PATH_MAX");
     }
+    xp_config_window(c, &rc, err, errlen);
     return rc;
 }
 

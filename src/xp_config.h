@@ -20,6 +20,19 @@ typedef enum xp_fp_mode {
 } xp_fp_mode;
 #define XP_DEFAULT_FINGERPRINT XP_FP_MODE_SAMPLED
 
+/* XFERPROF_CAPTURE_RANGE: what opens the capture window (docs/schema.md,
+ * "Capture window"); none: the whole run, or the time XFERPROF_DELAY and
+ * XFERPROF_DURATION give. */
+typedef enum xp_capture {
+    XP_CAPTURE_NONE = 0,
+    XP_CAPTURE_PROFILER = 1,  /* "cudaProfilerApi": between cu/cudaProfilerStart and Stop */
+    XP_CAPTURE_NVTX = 2,      /* "nvtx": while an NVTX range named XFERPROF_NVTX_CAPTURE is open */
+} xp_capture;
+
+/* The longest NVTX domain or range name a capture setting may give (the
+ * recorded names are cut at XP_NVTX_NAME_MAX too). */
+#define XP_CAPTURE_NAME_MAX 512
+
 typedef struct xp_config {
     char output[PATH_MAX];    /* XFERPROF_OUTPUT: pattern (default XP_DEFAULT_OUTPUT) */
     int stack_depth;          /* XFERPROF_STACK_DEPTH: 0 = no stacks, at most XP_MAX_FRAMES */
@@ -27,6 +40,14 @@ typedef struct xp_config {
     xp_fp_mode fingerprint;   /* XFERPROF_FINGERPRINT: off, sampled (default) or full */
     char manifest[PATH_MAX];  /* XFERPROF_MANIFEST: file `xferprof run` reads back
                                  ("" when not run by it) */
+    /* The capture window; all zero (and window false) when none is set. */
+    bool window;              /* any of the four settings below is set */
+    xp_capture capture;       /* XFERPROF_CAPTURE_RANGE */
+    char nvtx_name[XP_CAPTURE_NAME_MAX + 1];   /* XFERPROF_NVTX_CAPTURE: NAME[@DOMAIN] */
+    char nvtx_domain[XP_CAPTURE_NAME_MAX + 1]; /* "" the default domain */
+    bool nvtx_any_domain;     /* NAME@*: a range of that name in any domain */
+    uint64_t delay_ns;        /* XFERPROF_DELAY: opens no earlier than this after start */
+    uint64_t duration_ns;     /* XFERPROF_DURATION: each window closes after this; 0 none */
 } xp_config;
 
 /* Fills c from the environment.  Returns 0, or -1 with a one-line reason in
@@ -42,6 +63,23 @@ int xp_config_parse_depth(const char *s, int *out);
  * Returns 0 (with *out set) or -1.  Shared with the launcher's
  * --fingerprint, like xp_config_parse_depth. */
 int xp_config_parse_fingerprint(const char *s, xp_fp_mode *out);
+
+/* Parses a capture range: "none", "cudaProfilerApi" or "nvtx", exactly
+ * (nsys's words).  Returns 0 (with *out set) or -1. */
+int xp_config_parse_capture(const char *s, xp_capture *out);
+
+/* "none", "cudaProfilerApi" or "nvtx". */
+const char *xp_config_capture_name(xp_capture c);
+
+/* Parses seconds for XFERPROF_DELAY / XFERPROF_DURATION: decimal digits
+ * with an optional fraction ("2", "0.25"), at most 10^6 s.  Returns 0 (with
+ * *ns set) or -1. */
+int xp_config_parse_seconds(const char *s, uint64_t *ns);
+
+/* Splits an NVTX capture setting NAME, NAME@DOMAIN or NAME@* at its last
+ * '@' into c->nvtx_name, c->nvtx_domain and c->nvtx_any_domain.  Returns 0
+ * or -1 (an empty NAME or DOMAIN, or one longer than XP_CAPTURE_NAME_MAX). */
+int xp_config_parse_nvtx_capture(const char *s, xp_config *c);
 
 /* "off", "sampled" or "full". */
 const char *xp_config_fingerprint_name(xp_fp_mode m);

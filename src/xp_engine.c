@@ -28,6 +28,7 @@
 #include "xp_nvtx.h"
 #include "xp_outfile.h"
 #include "xp_stack.h"
+#include "xp_window.h"
 
 /* Initial-exec: the preload is loaded at start-up, so its thread-locals can
  * live in the static TLS block and be reached without __tls_get_addr. */
@@ -296,6 +297,7 @@ static int start(void)
     const char *rank = xp_config_rank();
     if (rank)
         xp_session_put_meta("rank", rank);
+    xp_window_start(&xp_sess.cfg);
     xp_devices_start_meta(xp_sess.journal, xp_my_tid());
     xp_stack_init();
     xp_modules_scan(xp_sess.journal);
@@ -480,6 +482,7 @@ static int finish(void)
     xp_modules_scan(xp_sess.journal);
     put_meta_u64("end_wall_ns", wall_ns());
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
+    xp_window_finish();
     char err[512];
     uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);
     uint64_t from_signals = atomic_load_explicit(&signal_calls_lost, memory_order_relaxed);

@@ -254,6 +254,11 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status);
 /* Any other hooked call: recorded only when it failed. */
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status);
 
+/* cudaProfilerStart/Stop, cuProfilerStart/Stop (start: which): on success
+ * the capture window opens or closes (xp_window.h); a failure is recorded
+ * like any failed call. */
+void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status);
+
 /* For other writers in the engine (xp_nvtx.c): the session's journal,
  * starting the session on first use (NULL when the profiler is off,
  * disabled or stopping); the calling thread's id; a meta key/value. */

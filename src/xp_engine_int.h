@@ -1,6 +1,7 @@
 /* xp_engine_int.h: what the engine's own files share among themselves
  * (xp_engine.c the session's life, xp_record.c the call records,
- * xp_runtime_note.c the note on the runtime); included by those files only. */
+ * xp_runtime_note.c the note on the runtime, xp_window.c the capture
+ * window); included by those files only. */
 #ifndef XP_ENGINE_INT_H
 #define XP_ENGINE_INT_H
 

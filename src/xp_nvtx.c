@@ -12,6 +12,7 @@
 #include "xp_journal.h"
 #include "xp_seen.h"
 #include "xp_thread.h"
+#include "xp_window.h"
 
 __thread uint64_t xp_nvtx_top __attribute__((tls_model("initial-exec")));
 
@@ -66,11 +67,15 @@ size_t xp_nvtx_from_wide(const wchar_t *w, char *out, size_t out_size)
     return n;
 }
 
-uint64_t xp_nvtx_intern(const char *s, size_t len)
+uint64_t xp_nvtx_hash(const char *s, size_t len)
 {
     uint64_t h = XXH3_64bits(s, len);
-    if (h == 0)
-        h = 1;
+    return h != 0 ? h : 1;
+}
+
+uint64_t xp_nvtx_intern(const char *s, size_t len)
+{
+    uint64_t h = xp_nvtx_hash(s, len);
     xp_journal *j = xp_engine_journal();
     if (j == NULL || !xp_seen_claim(names_seen, NAME_SLOTS, h))
         return h;
@@ -143,6 +148,10 @@ int xp_nvtx_push(uint64_t domain, uint64_t name)
     T->n++;
     xp_nvtx_top = id;
     put_range(XP_NVTX_PUSH, t, id, parent, name, domain, level);
+    /* After the record: it started the session, whose settings say what
+     * a capture range is. */
+    if (xp_window_nvtx_opened(domain, name))
+        T->window |= 1ull << (T->n - 1);
     return level;
 }
 
@@ -165,6 +174,10 @@ int xp_nvtx_pop(uint64_t domain)
     i--;
     int level = count_in(T, domain, i);
     uint64_t id = T->id[i];
+    bool capture = (T->window >> i) & 1u;
+    /* Bit i out, the bits above it down one, as the entries move. */
+    T->window = (T->window & ((1ull << i) - 1)) |
+                (i + 1 < XP_NVTX_DEPTH ? (T->window >> (i + 1)) << i : 0);
     /* Usually the top; a range of another domain opened inside stays open. */
     memmove(&T->id[i], &T->id[i + 1], (T->n - i - 1) * sizeof T->id[0]);
     memmove(&T->domain[i], &T->domain[i + 1], (T->n - i - 1) * sizeof T->domain[0]);
@@ -172,6 +185,8 @@ int xp_nvtx_pop(uint64_t domain)
     xp_nvtx_top = T->n > 0 ? T->id[T->n - 1] : 0;
     if (id != 0)
         put_range(XP_NVTX_POP, t, id, 0, 0, domain, level);
+    if (capture)
+        xp_window_nvtx_closed();
     return level;
 }
 
@@ -180,6 +195,8 @@ uint64_t xp_nvtx_start(uint64_t domain, uint64_t name)
     uint64_t t = xp_now_ns();
     uint64_t id = atomic_fetch_add_explicit(&next_range, 1, memory_order_relaxed);
     put_range(XP_NVTX_START, t, id, 0, name, domain, 0);
+    if (xp_window_nvtx_opened(domain, name) && !xp_window_nvtx_note_id(id))
+        xp_window_nvtx_closed();
     return id;
 }
 
@@ -188,6 +205,8 @@ void xp_nvtx_end(uint64_t domain, uint64_t id)
     uint64_t t = xp_now_ns();
     if (id != 0)
         put_range(XP_NVTX_END, t, id, 0, 0, domain, 0);
+    if (id != 0 && xp_window_nvtx_take_id(id))
+        xp_window_nvtx_closed();
 }
 
 void xp_nvtx_injected(void)

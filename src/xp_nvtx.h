@@ -21,12 +21,17 @@ typedef struct xp_nvtx_thread {
     uint32_t overflow;        /* pushes beyond XP_NVTX_DEPTH, untracked */
     uint64_t id[XP_NVTX_DEPTH];
     uint64_t domain[XP_NVTX_DEPTH];
+    uint64_t window;          /* bit i: entry i is a capture range (xp_window.h) */
 } xp_nvtx_thread;
 
 /* The innermost push range open on this thread (any domain), 0 none: what
  * copy, memset and sync records carry as nvtx_range.  Written only by the
  * thread itself. */
 extern __thread uint64_t xp_nvtx_top __attribute__((tls_model("initial-exec")));
+
+/* The hash a name is interned by (never 0): what a capture setting's name
+ * is compared with. */
+uint64_t xp_nvtx_hash(const char *s, size_t len);
 
 /* Interns the name s[0..len) (len already at most XP_NVTX_NAME_MAX; see
  * xp_nvtx_cut): writes a NAME record the first time this process sees it

@@ -1,5 +1,6 @@
 /* xp_record.c: the call records: what the hooks saw turned into journal
- * records (copies, allocations, frees, syncs, memsets, failed calls), the
+ * records (copies, allocations, frees, syncs, memsets, failed calls; the
+ * traffic only inside the capture window, xp_window.h), the
  * registry kept up to date with allocations and frees, and the state that
  * pairs an async copy with the sync that waits for it. */
 #include "xp_engine.h"
@@ -13,6 +14,7 @@
 #include "xp_journal.h"
 #include "xp_nvtx.h"
 #include "xp_registry.h"
+#include "xp_window.h"
 
 /* The next allocation's id, for the whole process (0 says "none"). */
 static _Atomic uint64_t next_alloc_id = 1;
@@ -123,6 +125,8 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (!s->recording)
         return;
     forget_last_copy();
+    if (xp_window_skip(s->start_ns, XP_WIN_COPY))
+        return;
     xp_where ws, wd;
     xp_classify(c->src, &ws);
     xp_classify(c->dst, &wd);
@@ -305,6 +309,8 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
         return;
     bool paired = last_copy.valid && status == 0 && sync_completes_last_copy(api, handle);
     forget_last_copy();
+    if (xp_window_skip(s->start_ns, XP_WIN_SYNC))
+        return;
     xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
     if (r == NULL)
         return;
@@ -329,6 +335,8 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
     forget_last_copy();   /* a call between a copy and a sync breaks the pair */
     if (status == 0)
         return;
+    if (xp_window_skip(s->start_ns, XP_WIN_CALL))
+        return;
     xp_rec_call *r = reserve_call(XP_REC_CALL, api, sizeof *r, s, status, xp_current_device);
     if (r == NULL)
         return;
@@ -342,6 +350,8 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
     if (!s->recording)
         return;
     forget_last_copy();
+    if (xp_window_skip(s->start_ns, XP_WIN_MEMSET))
+        return;
     xp_where w;
     xp_classify(dst, &w);
     uint8_t host_mem = w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
@@ -380,6 +390,15 @@ void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
     int device = xp_current_device;
     if ((unsigned)device < XP_MAX_DEVICES)
         atomic_fetch_add_explicit(&launches[device].n, 1, memory_order_relaxed);
+}
+
+void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status)
+{
+    if (!s->recording)
+        return;
+    if (status == 0)
+        xp_window_profiler(start);
+    xp_record_call(s, api, 0, status);
 }
 
 void xp_record_after_fork(void)

@@ -112,7 +112,7 @@ static void xp_low_bandwidth_site(struct xp_report *r, const struct xp_process *
         bw[j] = xp_gbps(p->copies[items[j]].bytes, p->copies[items[j]].dur_ns);
     xp_sort(bw, n, sizeof *bw, xp_cmp_double);
     double median = xp_percentile_sorted(bw, n, 0.5);
-    int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
+    int64_t run_ns = xp_process_run_ns(p);   /* the capture windows' time, if any */
     double share = run_ns > 0 ? (double)s->time_ns / (double)run_ns : 1;
     /* A site whose copies a rule before reported (they block in a loop, they
      * need not be sent) has its finding: one per copy problem. */

@@ -30,7 +30,7 @@ static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *t
 static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t min = r->th.small_copies_min_count ? r->th.small_copies_min_count : 1;
-    int64_t run_ns = xp_sub_sat(p->end_mono_ns, p->start_mono_ns);
+    int64_t run_ns = xp_process_run_ns(p);   /* the capture windows' time, if any */
     struct xp_sites sites;
     xp_sites_init(&sites);
     size_t *site_of = malloc((p->n_copies ? p->n_copies : 1) * sizeof *site_of);

@@ -422,6 +422,23 @@ XPSIM_API CUresult cuCtxSynchronize(void)
     return xpsim_device_synchronize(dev);
 }
 
+/* The simulator has no profiler to switch (the profiler under test watches
+ * from outside): like NVIDIA's, these need a current context, do nothing
+ * more, and do not nest (a second Start, or a Stop with none, is no error). */
+XPSIM_API CUresult cuProfilerStart(void);
+XPSIM_API CUresult cuProfilerStart(void)
+{
+    int dev;
+    return xpdrv_enter(&dev);
+}
+
+XPSIM_API CUresult cuProfilerStop(void);
+XPSIM_API CUresult cuProfilerStop(void)
+{
+    int dev;
+    return xpdrv_enter(&dev);
+}
+
 /* CUDA 13's form names the context; NULL means the current one. */
 XPSIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx);
 XPSIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
