@@ -68,7 +68,8 @@ with open(out) as f:
     doc = json.load(f)
 check_eq(doc['format'], 'xferprof-diff', '-o file holds the JSON')
 check_eq(sorted(os.listdir(d)), ['empty', 'junk.db', 'out.json', 'trunc.db'], 'no temporary file left')
-bad_out = os.path.join(d, 'no-such-dir', 'out.json')
+# (A missing folder is made; a file where the folder should be is not.)
+bad_out = os.path.join(d, 'junk.db', 'out.json')
 expect_usage(xdiff(base, new, '-o', bad_out), 'unwritable -o', 'cannot write ' + bad_out)
 
 # Sides as a directory and as a comma list: two processes each, in pairs.
