@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "xp_format.h"
+#include "xp_frames.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
 #include "xp_live.h"
@@ -868,9 +869,12 @@ int xp_load(const char *path, struct xp_process *p, char *err, size_t errlen)
         p->end_mono_ns = p->start_mono_ns;
     if (did && !p->recovered)
         p->recovered = true;
-    if (xp_symbols_resolve(L.db, writable, p, err, errlen) != 0 ||
-        xp_pyframes_merge(L.db, p, err, errlen) != 0)
+    if (xp_frames_resolve(L.db, writable, p, err, errlen) != 0)
         goto out;
+    /* For SQL users (the stack_frames view); the report does not need it. */
+    char why[512];
+    if (writable && xp_frames_store(L.db, p, NULL, why, sizeof why) != 0)
+        xp_process_note(p, "stack_frames not updated: %s", why);
     rc = 0;
 out:
     free(L.driver);
