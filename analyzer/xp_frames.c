@@ -182,10 +182,14 @@ static int xp_frames_insert(sqlite3 *db, const struct xp_process *p,
                             const struct xp_frame_table *t, const char *hash)
 {
     sqlite3_stmt *name = NULL, *row = NULL, *meta = NULL;
-    int rc = sqlite3_exec(db, xp_schema_frames_sql, NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, "DELETE FROM stack_frame_rows; DELETE FROM stack_frame_names",
+    /* Replaced as a whole, view included: rows of another analyzer's shape
+     * (an older or newer build) go with the view that read them. */
+    int rc = sqlite3_exec(db, "DROP VIEW IF EXISTS stack_frames; "
+                              "DROP TABLE IF EXISTS stack_frame_rows; "
+                              "DROP TABLE IF EXISTS stack_frame_names",
                           NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, xp_schema_frames_sql, NULL, NULL, NULL);
     /* The view numbers a stack's frames with stack_levels: it holds the
      * levels of the deepest raw stack, and now of the deepest named one
      * (inline functions and Python frames make it deeper). */
