@@ -52,19 +52,9 @@ static int xp_export_bad_usage(const char *what, const char *arg)
     return 2;
 }
 
-/* Prints "xferprof export: MSG" as one line: SQLite's messages about a
- * corrupt schema quote the schema's SQL, line breaks included. */
 static void xp_export_error(const char *msg)
 {
-    char line[512];
-    size_t n = 0;
-    for (const char *p = msg; *p && n + 4 < sizeof line; p++)
-        line[n++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
-    if (msg[n] != '\0')
-        memcpy(line + n, "...", 3), n += 3;
-    line[n] = '\0';
-    xp_progress_clear();
-    fprintf(stderr, "xferprof export: %s\n", line);
+    xp_cli_error_line("export", msg);
 }
 
 /* The database, opened as the report opens it (a pending journal holds the

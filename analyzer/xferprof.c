@@ -14,6 +14,7 @@ static const struct {
     {"report", xp_command_report, "report on run databases: totals, call sites, findings"},
     {"diff", xp_command_diff, "compare two runs call site by call site"},
     {"export", xp_command_export, "write a run as a Perfetto/Chrome trace (JSON) or the copies as CSV"},
+    {"symbolize", xp_command_symbolize, "name the frames of every stack in the database (stack_frames)"},
 };
 #define XP_NCOMMANDS (sizeof xp_commands / sizeof xp_commands[0])
 

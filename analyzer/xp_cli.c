@@ -1,5 +1,6 @@
 /* xp_cli.c: option values, usage errors and document formats for the subcommands. */
 #include "xp_cli.h"
+#include "xp_progress.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,19 @@ int xp_cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'xferprof %s --help')\n", cmd);
     return 2;
+}
+
+void xp_cli_error_line(const char *cmd, const char *msg)
+{
+    char line[512];
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 4 < sizeof line; p++)
+        line[n++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+    if (msg[n] != '\0')
+        memcpy(line + n, "...", 3), n += 3;
+    line[n] = '\0';
+    xp_progress_clear();
+    fprintf(stderr, "xferprof %s: %s\n", cmd, line);
 }
 
 int xp_cli_format(const char *s, enum xp_doc_format *out)

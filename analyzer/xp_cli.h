@@ -14,6 +14,11 @@ const char *xp_cli_value(int argc, char **argv, int *i, const char *name, bool *
  * and returns 2, the exit status of bad usage. */
 int xp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Prints "xferprof CMD: MSG" on stderr as one line (at most 512 bytes):
+ * SQLite's messages about a corrupt schema quote its SQL, line breaks
+ * included. */
+void xp_cli_error_line(const char *cmd, const char *msg);
+
 /* The formats of report and diff (--format). */
 enum xp_doc_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };
 

@@ -14,5 +14,6 @@ int xp_command_recover(int argc, char **argv);
 int xp_command_report(int argc, char **argv);
 int xp_command_diff(int argc, char **argv);
 int xp_command_export(int argc, char **argv);
+int xp_command_symbolize(int argc, char **argv);
 
 #endif

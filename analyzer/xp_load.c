@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "xp_format.h"
+#include "xp_frames.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
 #include "xp_live.h"
@@ -880,9 +881,12 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
     if (did && !p->recovered)
         p->recovered = true;
     xp_progress_stage("symbolizing %s", path);
-    if (xp_symbols_resolve(db, writable, p, err, errlen) != 0 ||
-        xp_pyframes_merge(db, p, err, errlen) != 0)
+    if (xp_frames_resolve(db, writable, p, err, errlen) != 0)
         goto out;
+    /* For SQL users (the stack_frames view); the report does not need it. */
+    char why[512];
+    if (writable && xp_frames_store(L.db, p, NULL, why, sizeof why) != 0)
+        xp_process_note(p, "stack_frames not updated: %s", why);
     rc = 0;
 out:
     free(L.driver);

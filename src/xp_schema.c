@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "xp_api.h"
+#include "xp_format.h"
 
 /* The contract (docs/schema.md) is the set of tables and views without a
  * _rows suffix: meta, copies, memsets, allocations, syncs, errors, stacks,
@@ -66,6 +67,80 @@
     "FROM nvtx_range_rows r LEFT JOIN nvtx_end_rows e ON e.range_id = r.id\n"           \
     "     LEFT JOIN nvtx_names n ON n.hash = r.name\n"                                  \
     "     LEFT JOIN nvtx_names d ON d.hash = r.domain;\n"
+/* Call stacks frame by frame (issue 16 item 7), for SQL users who join
+ * copies to their code.  Naming a frame takes libdw, Python's line tables
+ * and the report's splicing of Python frames into the interpreter's native
+ * ones, none of which SQL can do: the analyzer (`xferprof symbolize`, and
+ * `report` on a writable database) stores the frames as the report shows
+ * them, each distinct frame once in stack_frame_names and each stack's
+ * levels in stack_frame_rows, and sets meta.stack_frames_upto to the last
+ * stacks.id it did.  Stacks after that (none stored yet, or stored since)
+ * are decoded here from their raw return addresses: the module and offset
+ * of each, no names.  stack_levels (0 .. XP_MAX_FRAMES - 1) numbers their
+ * frames without a recursive query, which a filter on stack_id could not
+ * reach.  The same SQL runs again in the analyzer on a database made before
+ * it (xp_frames.c): everything is "IF NOT EXISTS" or "OR IGNORE". */
+/* Each byte value at its own position, 1-based: instr() of a one-byte blob
+ * in it is that byte's value plus one (SQLite has no blob-to-integer). */
+#define XP_BYTE_VALUES "X'" "000102030405060708090A0B0C0D0E0F" "101112131415161718191A1B1C1D1E1F" "202122232425262728292A2B2C2D2E2F" "303132333435363738393A3B3C3D3E3F" \
+    "404142434445464748494A4B4C4D4E4F" "505152535455565758595A5B5C5D5E5F" "606162636465666768696A6B6C6D6E6F" "707172737475767778797A7B7C7D7E7F" \
+    "808182838485868788898A8B8C8D8E8F" "909192939495969798999A9B9C9D9E9F" "A0A1A2A3A4A5A6A7A8A9AAABACADAEAF" "B0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF" \
+    "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECF" "D0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF" "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEF" "F0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF" "'"
+#define XP_FRAME_BYTE(k, shift)                                                             \
+    "((instr(" XP_BYTE_VALUES ", substr(s.frames, l.level * 8 + " #k ", 1)) - 1) << " #shift ")"
+/* The little-endian 64-bit address at level l.level of s.frames. */
+#define XP_FRAME_ADDR                                                                       \
+    XP_FRAME_BYTE(1, 0) " | " XP_FRAME_BYTE(2, 8) " | " XP_FRAME_BYTE(3, 16) " | "          \
+    XP_FRAME_BYTE(4, 24) " | " XP_FRAME_BYTE(5, 32) " | " XP_FRAME_BYTE(6, 40) " | "        \
+    XP_FRAME_BYTE(7, 48) " | " XP_FRAME_BYTE(8, 56)
+/* The last stack id whose frames the analyzer stored (0: none). */
+#define XP_FRAMES_UPTO                                                                      \
+    "coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'stack_frames_upto'), 0)"
+#define XP_STR(x) XP_STR2(x)
+#define XP_STR2(x) #x
+#define XP_SCHEMA_FRAMES_SQL                                                                \
+    "CREATE TABLE IF NOT EXISTS stack_frame_names(\n"                                       \
+    "  id INTEGER PRIMARY KEY,\n"                                                           \
+    "  kind INTEGER NOT NULL,\n"                                                            \
+    "  module TEXT,\n"                                                                      \
+    "  offset INTEGER,\n"                                                                   \
+    "  function TEXT,\n"                                                                    \
+    "  file TEXT,\n"                                                                        \
+    "  line INTEGER\n"                                                                      \
+    ");\n"                                                                                  \
+    "CREATE TABLE IF NOT EXISTS stack_frame_rows(\n"                                        \
+    "  stack_id INTEGER NOT NULL,\n"                                                        \
+    "  level INTEGER NOT NULL,\n"                                                           \
+    "  frame INTEGER NOT NULL,\n"                                                           \
+    "  top_frame INTEGER NOT NULL,\n"                                                       \
+    "  PRIMARY KEY (stack_id, level)\n"                                                     \
+    ") WITHOUT ROWID;\n"                                                                    \
+    "CREATE TABLE IF NOT EXISTS stack_levels(level INTEGER PRIMARY KEY);\n"                 \
+    "INSERT OR IGNORE INTO stack_levels(level)\n"                                           \
+    "  WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n\n"                   \
+    "                          WHERE x + 1 < " XP_STR(XP_MAX_FRAMES) ")\n"                  \
+    "  SELECT x FROM n;\n"                                                                  \
+    /* The module of an address is looked up per frame. */                                \
+    "CREATE INDEX IF NOT EXISTS modules_low ON modules(low);\n"                             \
+    "CREATE VIEW IF NOT EXISTS stack_frames AS\n"                                           \
+    "SELECT s.id AS stack_id, l.level AS level,\n"                                          \
+    "       CASE WHEN r.frame IS NULL THEN m.path ELSE n.module END AS module,\n"           \
+    "       CASE WHEN r.frame IS NULL THEN (" XP_FRAME_ADDR ") - coalesce(m.base, 0)\n"    \
+    "            ELSE n.offset END AS offset,\n"                                            \
+    "       n.function AS function, n.file AS file, n.line AS line,\n"                      \
+    "       CASE WHEN r.frame IS NULL OR n.kind = 1 THEN 'native' WHEN n.kind = 2\n"       \
+    "            THEN 'inlined' WHEN n.kind = 3 THEN 'python' END AS kind,\n"               \
+    "       r.top_frame AS top_frame\n"                                                     \
+    "FROM stacks s\n"                                                                       \
+    "  JOIN stack_levels l ON l.level < CASE WHEN s.id <= " XP_FRAMES_UPTO "\n"            \
+    "    THEN (SELECT count(*) FROM stack_frame_rows c WHERE c.stack_id = s.id)\n"          \
+    "    ELSE length(s.frames) / 8 END\n"                                                   \
+    "  LEFT JOIN stack_frame_rows r\n"                                                      \
+    "    ON r.stack_id = s.id AND r.level = l.level AND s.id <= " XP_FRAMES_UPTO "\n"       \
+    "  LEFT JOIN stack_frame_names n ON n.id = r.frame\n"                                   \
+    "  LEFT JOIN modules m ON m.id = CASE WHEN r.frame IS NULL THEN (\n"                    \
+    "    SELECT id FROM modules WHERE low <= (" XP_FRAME_ADDR ")\n"                         \
+    "      AND (" XP_FRAME_ADDR ") - low < size ORDER BY low DESC, id DESC LIMIT 1) END;\n"
 /* The name of an xp_alloc_kind code in column `t`.kind (allocations and
  * unknown_frees say it the same way). */
 #define XP_ALLOC_KIND_SQL(t)                                                              \
@@ -311,7 +386,9 @@ const char xp_schema_sql[] =
     "       END AS record,\n"
     "       e.copy_id AS copy_id\n"
     "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n"
-    XP_SCHEMA_NVTX_SQL;
+    XP_SCHEMA_NVTX_SQL XP_SCHEMA_FRAMES_SQL;
+
+const char xp_schema_frames_sql[] = XP_SCHEMA_FRAMES_SQL;
 
 static void set_err(char *err, size_t errlen, const char *path, const char *msg)
 {

@@ -23,6 +23,11 @@
  * xp_schema_create adds (meta defaults, api names). */
 extern const char xp_schema_sql[];
 
+/* The stack_frame_rows table, the stack_frames view and the index they use,
+ * each "IF NOT EXISTS": part of xp_schema_sql, and what the analyzer adds to a
+ * database made before them when it stores frames. */
+extern const char xp_schema_frames_sql[];
+
 /* Creates the schema in an empty database and fills meta (schema_version,
  * xferprof_version, records_lost = '0') and the api names, in one
  * transaction.  Returns 0, or -1 with sqlite's message in err (OUT). */

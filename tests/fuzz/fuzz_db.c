@@ -46,6 +46,7 @@ static void read_views(const char *path)
         "SELECT * FROM errors",
         "SELECT id, hash, depth, frames FROM stacks",
         "SELECT * FROM modules",
+        "SELECT * FROM stack_frames",
         "SELECT stack_id, count(*), sum(bytes), sum(dur_ns) FROM copies GROUP BY stack_id",
     };
     sqlite3 *db = NULL;
