@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "export_trace.h"
+#include "xp_cuda_status.h"
 #include "xp_json.h"
 #include "xp_progress.h"
 
@@ -41,8 +42,22 @@ struct xp_opcols {
     const char *cat;
     uint64_t flow_tag;       /* the flow ids of this kind: 2 * id + flow_tag */
     int api, dir, bytes, value, hostmem, blocking, stream, device, tid, start, dur, status,
-        fp, fpkind, id, stack;
+        fp, fpkind, id, stack, layer;
 };
+
+/* "status" from column i and, for a failure whose code the layer (column
+ * layer_col) names, "status_name" (cudaErrorInvalidValue, CUDA_ERROR_...).
+ * Success is left unnamed: it is most slices, and 0 says it. */
+static void xp_arg_status(struct xp_pf *pf, sqlite3_stmt *st, int i, int layer_col)
+{
+    xp_tr_arg_coli(pf, "status", st, i);
+    int64_t code = sqlite3_column_int64(st, i);
+    const char *layer = (const char *)sqlite3_column_text(st, layer_col);
+    const char *name =
+        code != 0 && layer ? xp_cuda_status_name(strcmp(layer, "driver") == 0, code) : NULL;
+    if (name)
+        xp_tr_arg_str(pf, "status_name", name);
+}
 
 /* The async side of a copy or memset on its stream's track: the same
  * interval (when it was issued; the database has no device-side times),
@@ -96,7 +111,7 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
     xp_tr_arg_col(pf, "blocking", st, c->blocking);
     xp_tr_arg_hex(pf, "stream", sqlite3_column_int64(st, c->stream));
     xp_tr_arg_coli(pf, "device", st, c->device);
-    xp_tr_arg_coli(pf, "status", st, c->status);
+    xp_arg_status(pf, st, c->status, c->layer);
     if (c->fp >= 0 && sqlite3_column_type(st, c->fp) != SQLITE_NULL) {
         xp_tr_arg_hex(pf, "fingerprint", sqlite3_column_int64(st, c->fp));
         xp_tr_arg_col(pf, "fingerprint_kind", st, c->fpkind);
@@ -110,11 +125,12 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
 
 static const char xp_copies_sql[] =
     "SELECT api, direction, bytes, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
-    " status, fingerprint, id, fingerprint_kind, stack_id FROM copies ORDER BY start_ns, dur_ns DESC";
+    " status, fingerprint, id, fingerprint_kind, stack_id, layer FROM copies"
+    " ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_copy_cols = {
     .cat = "copy", .flow_tag = 0, .api = 0, .dir = 1, .bytes = 2, .value = -1, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = 11, .id = 12,
-    .fpkind = 13, .stack = 14};
+    .fpkind = 13, .stack = 14, .layer = 15};
 
 static void xp_emit_copy(struct xp_pf *pf, sqlite3_stmt *st)
 {
@@ -123,20 +139,20 @@ static void xp_emit_copy(struct xp_pf *pf, sqlite3_stmt *st)
 
 static const char xp_memsets_sql[] =
     "SELECT api, bytes, value, host_mem, blocking, stream, device, tid, start_ns, dur_ns,"
-    " status, id, stack_id FROM memsets ORDER BY start_ns, dur_ns DESC";
+    " status, id, stack_id, layer FROM memsets ORDER BY start_ns, dur_ns DESC";
 static const struct xp_opcols xp_memset_cols = {
     .cat = "memset", .flow_tag = 1, .api = 0, .dir = -1, .bytes = 1, .value = 2, .hostmem = 3, .blocking = 4,
     .stream = 5, .device = 6, .tid = 7, .start = 8, .dur = 9, .status = 10, .fp = -1,
-    .fpkind = -1, .id = 11, .stack = 12};
+    .fpkind = -1, .id = 11, .stack = 12, .layer = 13};
 
 static void xp_emit_memset(struct xp_pf *pf, sqlite3_stmt *st)
 {
     xp_emit_op(pf, st, &xp_memset_cols);
 }
 
-enum { S_API, S_STREAM, S_DEVICE, S_TID, S_START, S_DUR, S_STATUS, S_ID, S_STACK };
+enum { S_API, S_STREAM, S_DEVICE, S_TID, S_START, S_DUR, S_STATUS, S_ID, S_STACK, S_LAYER };
 static const char xp_syncs_sql[] =
-    "SELECT api, stream, device, tid, start_ns, dur_ns, status, id, stack_id FROM syncs"
+    "SELECT api, stream, device, tid, start_ns, dur_ns, status, id, stack_id, layer FROM syncs"
     " ORDER BY start_ns, dur_ns DESC";
 
 static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
@@ -150,15 +166,15 @@ static void xp_emit_sync(struct xp_pf *pf, sqlite3_stmt *st)
     xp_tr_arg_col(pf, "api", st, S_API);
     xp_tr_arg_hex(pf, "stream", sqlite3_column_int64(st, S_STREAM));
     xp_tr_arg_coli(pf, "device", st, S_DEVICE);
-    xp_tr_arg_coli(pf, "status", st, S_STATUS);
+    xp_arg_status(pf, st, S_STATUS, S_LAYER);
     xp_tr_arg_coli(pf, "id", st, S_ID);
     xp_tr_arg_site(pf, st, S_STACK);
     xp_tr_slice_end(pf, clamped);
 }
 
-enum { E_API, E_STATUS, E_DETAIL, E_RECORD, E_TID, E_START, E_DEVICE, E_COPY };
+enum { E_API, E_STATUS, E_DETAIL, E_RECORD, E_TID, E_START, E_DEVICE, E_COPY, E_LAYER };
 static const char xp_errors_sql[] =
-    "SELECT api, status, detail, record, tid, start_ns, device, copy_id FROM errors"
+    "SELECT api, status, detail, record, tid, start_ns, device, copy_id, layer FROM errors"
     " ORDER BY start_ns";
 
 static void xp_emit_error(struct xp_pf *pf, sqlite3_stmt *st)
@@ -174,7 +190,7 @@ static void xp_emit_error(struct xp_pf *pf, sqlite3_stmt *st)
     fputs(",\"s\":\"t\"", pf->out);
     xp_tr_args(pf);
     xp_tr_arg_col(pf, "api", st, E_API);
-    xp_tr_arg_coli(pf, "status", st, E_STATUS);
+    xp_arg_status(pf, st, E_STATUS, E_LAYER);
     xp_tr_arg_col(pf, "detail", st, E_DETAIL);
     xp_tr_arg_col(pf, "record", st, E_RECORD);
     xp_tr_arg_coli(pf, "device", st, E_DEVICE);

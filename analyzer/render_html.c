@@ -8,13 +8,14 @@
  *   strings   every name, referenced by index (-1: none)
  *   procs     [{label, streams: ["0x..."]}]
  *   copies    [t, dur, bytes, dir, hostmem, blocking, proc, stream, tid, api, site,
- *              status, more_n, more_bytes]   t relative to the start; stream an
- *              index into the process's streams; more_*: copies of the same
- *              track and pixel column not drawn, summed into this one
+ *              status, more_n, more_bytes, status_name]   t relative to the start;
+ *              stream an index into the process's streams; more_*: copies of the
+ *              same track and pixel column not drawn, summed into this one;
+ *              status_name "cudaErrorInvalidValue (1)", -1 for success
  *   syncs     [t, dur, proc, tid, api, site, stream]
  *   nvtx      [t, dur, proc, tid, depth, name]   (a range never closed ends at the end)
  *   mem       [{proc, device, peak, peak_t, allocs, live_at_exit, pts: [[t, live]],
- *               oom: [[t, requested, dev_free, dev_total, detail, api, site]]}]
+ *               oom: [[t, requested, dev_free, dev_total, detail, api, site, status]]}]
  *   frag      [{proc, message, facts: [[key, value]]}]  from fragmentation findings
  *
  * Why sample: a run of millions of copies would make a page of hundreds of
@@ -324,12 +325,13 @@ static void xp_d_copies(FILE *d, const struct xp_report *r, struct xp_hproc *hp,
                     mn = s->more_n[b], mb = s->more_bytes[b];
             }
             fprintf(d, "%s\n[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%u,%u,%u,%zu,%zu,%" PRId32 ",%" PRId64
-                       ",%" PRId64 ",%" PRId32 ",%" PRIu64 ",%" PRIu64 "]",
+                       ",%" PRId64 ",%" PRId32 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 "]",
                     first ? "" : ",", c->start_ns - t0, c->dur_ns > 0 ? c->dur_ns : 0, c->bytes,
                     c->direction < XP_DIR_COUNT ? c->direction : 0u, c->host_mem < XP_HM_COUNT ? c->host_mem : 0u,
                     c->blocking < XP_BL_COUNT ? c->blocking : 0u, pi, xp_stream_index(&hp[pi], c->stream),
                     c->tid, xp_api_id(st, p, &hp[pi], c->api), xp_site_id(st, p, &hp[pi], c->stack_id),
-                    c->status, mn, mb);
+                    c->status, mn, mb,
+                    c->status ? xp_str_id(st, xp_process_status(p, c->api, c->status).s) : -1);
             first = false;
         }
     }
@@ -491,9 +493,11 @@ static int xp_d_device(FILE *d, const struct xp_process *p, size_t pi, struct xp
         const struct xp_error *e = &p->errors[i];
         if (!xp_is_alloc_error(e) || e->device != dev)
             continue;
-        fprintf(d, "%s[%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "]",
+        fprintf(d, "%s[%" PRId64 ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                   ",%" PRId64 "]",
                 pfirst ? "" : ",", e->start_ns - t0, e->requested, e->dev_free, e->dev_total,
-                xp_str_id(st, e->detail), xp_api_id(st, p, h, e->api), xp_site_id(st, p, h, e->stack_id));
+                xp_str_id(st, e->detail), xp_api_id(st, p, h, e->api), xp_site_id(st, p, h, e->stack_id),
+                xp_str_id(st, xp_process_status(p, e->api, e->status).s));
         pfirst = false;
     }
     fputs("]}", d);
@@ -621,6 +625,22 @@ static void xp_h_totals(FILE *f, const struct xp_totals *t)
         xp_h_num(f, x->pageable_bytes, xp_fmt_bytes(x->pageable_bytes, b, sizeof b));
         double g = xp_gbps(x->bw_bytes, x->bw_ns);
         xp_h_num(f, isfinite(g) ? (uint64_t)(g * 1000) : 0, xp_fmt_gbps(g, b, sizeof b));
+        fputs("</tr>\n", f);
+    }
+    fputs("</tbody>\n</table>\n", f);
+    if (!t->n_failed_by_status)
+        return;
+    fputs("<table>\n<thead><tr><th>failed calls</th><th>status</th><th class=\"n\">calls</th></tr></thead>\n"
+          "<tbody>\n", f);
+    for (size_t i = 0; i < t->n_failed_by_status; i++) {
+        const struct xp_status_count *x = &t->failed_by_status[i];
+        fputs("<tr><td>", f);
+        xp_html_text(f, x->api);
+        fputs("</td><td>", f);
+        xp_html_text(f, xp_cuda_status_str(x->driver, x->status).s);
+        fputs("</td>", f);
+        snprintf(b, sizeof b, "%" PRIu64, x->n);
+        xp_h_num(f, x->n, b);
         fputs("</tr>\n", f);
     }
     fputs("</tbody>\n</table>\n", f);

@@ -118,6 +118,18 @@ static void xp_j_totals(struct xp_json *j, const struct xp_totals *t)
     for (size_t i = 0; i < t->n_failed_by_api; i++)
         xp_json_key(j, t->failed_by_api[i].api), xp_json_uint(j, t->failed_by_api[i].n);
     xp_json_end(j);
+    xp_json_key(j, "failed_by_status");
+    xp_json_array(j);
+    for (size_t i = 0; i < t->n_failed_by_status; i++) {
+        const struct xp_status_count *x = &t->failed_by_status[i];
+        xp_json_object(j);
+        xp_json_key(j, "api"), xp_json_str(j, x->api);
+        xp_json_key(j, "status"), xp_json_int(j, x->status);
+        xp_json_key(j, "status_name"), xp_json_str(j, xp_cuda_status_name(x->driver, x->status));
+        xp_json_key(j, "count"), xp_json_uint(j, x->n);
+        xp_json_end(j);
+    }
+    xp_json_end(j);
     xp_json_key(j, "memsets"), xp_json_uint(j, t->memsets);
     xp_json_key(j, "syncs"), xp_json_uint(j, t->syncs);
     xp_json_key(j, "sync_time_ns"), xp_json_int(j, t->sync_time_ns);

@@ -47,6 +47,14 @@ static void xp_md_totals(FILE *f, const struct xp_totals *t)
                 xp_fmt_bytes(t->peak_bytes, b1, sizeof b1), t->live_at_exit_count,
                 xp_fmt_bytes(t->live_at_exit_bytes, b2, sizeof b2));
     fprintf(f, "\n\n");
+    if (!t->n_failed_by_status)
+        return;
+    fprintf(f, "| failed calls | status | calls |\n|---|---|---:|\n");
+    for (size_t i = 0; i < t->n_failed_by_status; i++) {
+        const struct xp_status_count *x = &t->failed_by_status[i];
+        fprintf(f, "| `%s` | %s | %" PRIu64 " |\n", x->api, xp_cuda_status_str(x->driver, x->status).s, x->n);
+    }
+    fprintf(f, "\n");
 }
 
 /* The call site from its top user frame (xp_fmt_site), in backticks. */

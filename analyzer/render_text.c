@@ -162,6 +162,11 @@ static void xp_t_totals(FILE *f, const struct xp_totals *t, const struct xp_styl
     if (t->syncs || t->memsets || t->failed_calls)
         fprintf(f, "  syncs: %" PRIu64 " (%s waited)   memsets: %" PRIu64 "   failed calls: %" PRIu64 "\n",
                 t->syncs, xp_fmt_ns(t->sync_time_ns, b1, sizeof b1), t->memsets, t->failed_calls);
+    for (size_t i = 0; i < t->n_failed_by_status; i++) {
+        const struct xp_status_count *x = &t->failed_by_status[i];
+        fprintf(f, "    %8" PRIu64 " failed  %s: %s\n", x->n, x->api,
+                xp_cuda_status_str(x->driver, x->status).s);
+    }
 }
 
 static int xp_site_cmp_blocked(const void *a, const void *b)

@@ -103,7 +103,6 @@ struct xp_ld {
     struct xp_process *p;
     char *err;
     size_t errlen;
-    bool *driver;            /* per api index: layer = driver */
     size_t cap_api;
     struct xp_site_row *sites; /* call_sites by id */
     size_t n_sites;
@@ -179,13 +178,13 @@ static int64_t xp_ld_api(struct xp_ld *L, int64_t id, const char *name, bool dri
         if (xp_grow(&names, &cap, i + 1, sizeof *names) != 0)
             return -1;
         p->api_names = names;
-        bool *drv = realloc(L->driver, cap * sizeof *drv);
+        bool *drv = realloc(p->api_driver, cap * sizeof *drv);
         if (!drv)
             return -1;
-        L->driver = drv;
+        p->api_driver = drv;
         L->cap_api = cap;
         for (size_t k = p->n_api; k <= i; k++)
-            p->api_names[k] = NULL, L->driver[k] = false;
+            p->api_names[k] = NULL, p->api_driver[k] = false;
         p->n_api = i + 1;
     }
     if (!p->api_names[i]) {
@@ -193,7 +192,7 @@ static int64_t xp_ld_api(struct xp_ld *L, int64_t id, const char *name, bool dri
         snprintf(buf, sizeof buf, "api#%zu", i);
         if (!(p->api_names[i] = strdup(name ? name : buf)))
             return -1;
-        L->driver[i] = driver;
+        p->api_driver[i] = driver;
     }
     return (int64_t)i;
 }
@@ -337,7 +336,7 @@ static int xp_ld_copies(struct xp_ld *L)
             .stream = s->stream, .stack_id = s->stack, .api = s->api,
             .status = s->status, .device = s->device, .tid = s->tid,
             .direction = s->direction, .host_mem = s->host_mem, .blocking = s->blocking,
-            .driver = s->api < p->n_api && L->driver[s->api],
+            .driver = s->api < p->n_api && p->api_driver[s->api],
         };
         xp_ld_seen(L, c->start_ns + c->dur_ns);
     }
@@ -889,7 +888,6 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
         xp_process_note(p, "stack_frames not updated: %s", why);
     rc = 0;
 out:
-    free(L.driver);
     free(L.sites);
     if (rc != 0)
         xp_process_free(p);
@@ -925,6 +923,7 @@ void xp_process_free(struct xp_process *p)
     xp_symbols_free(p);
     xp_pyframes_free(p);
     free(p->api_names);
+    free(p->api_driver);
     free(p->copies);
     free(p->allocs);
     free(p->syncs);

@@ -160,6 +160,21 @@ const char *xp_process_api(const struct xp_process *p, uint32_t api)
     return api < p->n_api && p->api_names && p->api_names[api] ? p->api_names[api] : "?";
 }
 
+bool xp_process_api_driver(const struct xp_process *p, uint32_t api)
+{
+    return api < p->n_api && p->api_driver && p->api_driver[api];
+}
+
+struct xp_status_str xp_process_status(const struct xp_process *p, uint32_t api, int64_t status)
+{
+    return xp_cuda_status_str(xp_process_api_driver(p, api), status);
+}
+
+const char *xp_process_status_name(const struct xp_process *p, uint32_t api, int64_t status)
+{
+    return xp_cuda_status_name(xp_process_api_driver(p, api), status);
+}
+
 const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id)
 {
     size_t lo = 0, hi = p->n_stacks;

@@ -18,6 +18,7 @@
 /* The codes of directions, host memory, blocking classes and allocation
  * kinds are the journal's (src/xp_format.h), which call_sites and alloc_rows
  * store; the model adds a count or an "unknown" to some. */
+#include "xp_cuda_status.h"
 #include "xp_format.h"
 
 #define XP_DIR_COUNT 5
@@ -168,6 +169,7 @@ struct xp_process {
     bool recovered, stacks_off;
 
     char **api_names; size_t n_api;            /* index = struct field api */
+    bool *api_driver;                          /* same index: layer = driver (its statuses are CUresult) */
     struct xp_copy *copies; size_t n_copies;
     struct xp_alloc *allocs; size_t n_allocs;
     struct xp_sync *syncs; size_t n_syncs;
@@ -289,6 +291,12 @@ void xp_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 
 /* The name of a process's api index, "?" when unknown. */
 const char *xp_process_api(const struct xp_process *p, uint32_t api);
+/* Whether api is a driver entry point (its statuses are CUresult, else cudaError_t). */
+bool xp_process_api_driver(const struct xp_process *p, uint32_t api);
+/* A status of a call of api as a person reads it, "cudaErrorInvalidValue (1)"
+ * (src/xp_cuda_status.h), and the bare name or NULL when unknown (for JSON). */
+struct xp_status_str xp_process_status(const struct xp_process *p, uint32_t api, int64_t status);
+const char *xp_process_status_name(const struct xp_process *p, uint32_t api, int64_t status);
 
 /* A stack of a process by id, NULL when unknown. */
 const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id);

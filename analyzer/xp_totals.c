@@ -79,6 +79,31 @@ static int xp_count_failure(struct xp_totals *t, const char *api, size_t *cap)
     return 0;
 }
 
+static int xp_count_status(struct xp_totals *t, struct xp_status_count v, size_t *cap)
+{
+    for (size_t i = 0; i < t->n_failed_by_status; i++) {
+        struct xp_status_count *x = &t->failed_by_status[i];
+        if (x->status == v.status && x->driver == v.driver && strcmp(x->api, v.api) == 0) {
+            x->n++;
+            return 0;
+        }
+    }
+    if (xp_grow(&t->failed_by_status, cap, t->n_failed_by_status + 1, sizeof *t->failed_by_status) != 0)
+        return -1;
+    v.n = 1;
+    t->failed_by_status[t->n_failed_by_status++] = v;
+    return 0;
+}
+
+static int xp_status_count_cmp(const void *a, const void *b)
+{
+    const struct xp_status_count *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n > y->n ? -1 : 1;
+    int c = strcmp(x->api, y->api);
+    return c ? c : (x->status > y->status) - (x->status < y->status);
+}
+
 static int xp_api_count_cmp(const void *a, const void *b)
 {
     return strcmp(((const struct xp_api_count *)a)->api, ((const struct xp_api_count *)b)->api);
@@ -186,7 +211,7 @@ static int xp_memory(const struct xp_process *procs, size_t n, struct xp_totals 
 int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals *t)
 {
     memset(t, 0, sizeof *t);
-    size_t cap = 0;
+    size_t cap = 0, cap_status = 0;
     for (size_t i = 0; i < n; i++) {
         const struct xp_process *p = &procs[i];
         for (size_t k = 0; k < p->n_copies; k++)
@@ -194,7 +219,10 @@ int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals
                 xp_add_copy(t, &p->copies[k]);
         for (size_t k = 0; k < p->n_errors; k++) {
             uint32_t api = p->errors[k].api;
-            if (xp_count_failure(t, api < p->n_api ? p->api_names[api] : "unknown", &cap) != 0)
+            const char *name = api < p->n_api ? p->api_names[api] : "unknown";
+            struct xp_status_count v = {.api = name, .status = p->errors[k].status,
+                                        .driver = xp_process_api_driver(p, api)};
+            if (xp_count_failure(t, name, &cap) != 0 || xp_count_status(t, v, &cap_status) != 0)
                 goto oom;
         }
         t->memsets += p->memsets;
@@ -204,6 +232,9 @@ int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals
     }
     if (t->n_failed_by_api > 1)
         xp_sort(t->failed_by_api, t->n_failed_by_api, sizeof *t->failed_by_api, xp_api_count_cmp);
+    if (t->n_failed_by_status > 1)
+        xp_sort(t->failed_by_status, t->n_failed_by_status, sizeof *t->failed_by_status,
+                xp_status_count_cmp);
     if (xp_memory(procs, n, t) != 0)
         goto oom;
     return 0;
@@ -216,6 +247,7 @@ void xp_totals_free(struct xp_totals *t)
 {
     free(t->timeline);
     free(t->failed_by_api);
+    free(t->failed_by_status);
     memset(t, 0, sizeof *t);
 }
 

@@ -2,6 +2,7 @@
 #ifndef XP_TOTALS_H
 #define XP_TOTALS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,14 @@ struct xp_api_count {
     uint64_t n;
 };
 
+/* Failed calls of one entry point with one status. */
+struct xp_status_count {
+    const char *api;        /* points into a process's api_names */
+    int32_t status;
+    bool driver;            /* the api's layer: status is a CUresult, else a cudaError_t */
+    uint64_t n;
+};
+
 struct xp_mem_point {
     int64_t t_ns, live_bytes;
 };
@@ -54,6 +63,8 @@ struct xp_totals {
     uint64_t failed_calls;
     struct xp_api_count *failed_by_api; /* owned, sorted by api name */
     size_t n_failed_by_api;
+    struct xp_status_count *failed_by_status; /* owned, most first, then by api and status */
+    size_t n_failed_by_status;
     uint64_t memsets, syncs;
     int64_t sync_time_ns;
 };

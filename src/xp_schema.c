@@ -9,6 +9,7 @@
 
 #include "xp_api.h"
 #include "xp_format.h"
+#include "xp_cuda_status.h"
 
 /* The contract (docs/schema.md) is the set of tables and views without a
  * _rows suffix: meta, copies, memsets, allocations, syncs, errors, stacks,
@@ -147,6 +148,14 @@
     "CASE " t ".kind WHEN 1 THEN 'device' WHEN 2 THEN 'pinned' WHEN 3 THEN 'registered' " \
     "WHEN 4 THEN 'managed' WHEN 5 THEN 'reserved' WHEN 6 THEN 'physical' "                \
     "WHEN 7 THEN 'mapped' END"
+/* The name of status `t`.status in the layer of api row a (cuda_error_names).
+ * A subquery rather than a join: a query that does not read status_name never
+ * runs it, and the plans of queries on the other columns stay as they were
+ * (SQLite does not drop an unused LEFT JOIN on a.layer: counting errors by
+ * api then lost its covering index, test_ingest). */
+#define XP_STATUS_NAME_SQL(t)                                                             \
+    "(SELECT name FROM cuda_error_names n\n"                                               \
+    "         WHERE n.layer = a.layer AND n.code = " t ".status) AS status_name\n"
 
 const char xp_schema_sql[] =
     "CREATE TABLE meta(\n"
@@ -172,6 +181,15 @@ const char xp_schema_sql[] =
     "  name TEXT NOT NULL UNIQUE,\n"
     "  layer TEXT NOT NULL\n"
     ");\n"
+    /* The names of status codes per layer (runtime cudaError_t, driver
+     * CUresult), filled at creation from the build's table: SQL users name a
+     * status without NVIDIA's headers, and the views show status_name. */
+    "CREATE TABLE cuda_error_names(\n"
+    "  layer TEXT NOT NULL,\n"
+    "  code INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  PRIMARY KEY (layer, code)\n"
+    ") WITHOUT ROWID;\n"
     "CREATE TABLE stacks(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  hash INTEGER NOT NULL UNIQUE,\n"
@@ -326,7 +344,8 @@ const char xp_schema_sql[] =
     "       c.fingerprint AS fingerprint,\n"
     "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
     "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range,\n"
-    "       c.full_fp AS full_fingerprint\n"
+    "       c.full_fp AS full_fingerprint,\n"
+    "       " XP_STATUS_NAME_SQL("s")
     "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW memsets AS\n"
     "SELECT m.id AS id,\n"
@@ -340,7 +359,8 @@ const char xp_schema_sql[] =
     "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
     "       m.start_ns AS start_ns, m.start_ns + m.dur_ns AS end_ns, m.dur_ns AS dur_ns,\n"
     "       s.status AS status, s.stack AS stack_id, m.kernel_seq AS kernel_seq,\n"
-    "       m.site AS site, m.nvtx_range AS nvtx_range\n"
+    "       m.site AS site, m.nvtx_range AS nvtx_range,\n"
+    "       " XP_STATUS_NAME_SQL("s")
     "FROM memset_rows m JOIN call_sites s ON s.id = m.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW syncs AS\n"
     "SELECT y.id AS id,\n"
@@ -351,7 +371,8 @@ const char xp_schema_sql[] =
     "       s.status AS status, s.stack AS stack_id, y.site AS site,\n"
     "       y.nvtx_range AS nvtx_range, y.copy_start_ns AS copy_start_ns,\n"
     "       y.fingerprint AS fingerprint,\n"
-    "       CASE y.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind\n"
+    "       CASE y.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
+    "       " XP_STATUS_NAME_SQL("s")
     "FROM sync_rows y JOIN call_sites s ON s.id = y.site LEFT JOIN apis a ON a.id = s.api;\n"
     "CREATE VIEW allocations AS\n"
     "SELECT r.id AS id,\n"
@@ -384,7 +405,8 @@ const char xp_schema_sql[] =
     "       CASE e.record WHEN 4 THEN 'copy' WHEN 5 THEN 'alloc' WHEN 6 THEN 'free'\n"
     "                     WHEN 7 THEN 'sync' WHEN 8 THEN 'call' WHEN 9 THEN 'memset'\n"
     "       END AS record,\n"
-    "       e.copy_id AS copy_id\n"
+    "       e.copy_id AS copy_id,\n"
+    "       " XP_STATUS_NAME_SQL("e")
     "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n"
     XP_SCHEMA_NVTX_SQL XP_SCHEMA_FRAMES_SQL;
 
@@ -440,6 +462,34 @@ int xp_schema_add_apis(sqlite3 *db, char *err, size_t errlen)
     return rc;
 }
 
+/* Fills cuda_error_names from the generated table (xp_cuda_errors.h). */
+static int xp_schema_add_error_names(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO cuda_error_names(layer, code, name) VALUES (?1, ?2, ?3)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_db_err(err, errlen, NULL, db);
+        return -1;
+    }
+    int rc = 0;
+    for (int driver = 0; driver <= 1 && rc == 0; driver++) {
+        int64_t code = 0;
+        const char *name;
+        for (size_t i = 0; rc == 0 && (name = xp_cuda_status_at(driver, i, &code)) != NULL; i++) {
+            sqlite3_bind_text(st, 1, driver ? "driver" : "runtime", -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 2, code);
+            sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_DONE) {
+                set_db_err(err, errlen, NULL, db);
+                rc = -1;
+            }
+            sqlite3_reset(st);
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int xp_schema_create(sqlite3 *db, char *err, size_t errlen)
 {
     char sql[512];
@@ -461,7 +511,8 @@ int xp_schema_create(sqlite3 *db, char *err, size_t errlen)
              "  ('xferprof_version', '%s'), ('records_lost', '0');\n",
              XP_APPLICATION_ID, XP_SCHEMA_VERSION, XP_SCHEMA_VERSION, XP_VERSION_STRING);
     if (exec(db, xp_schema_sql, err, errlen) != 0 || exec(db, sql, err, errlen) != 0 ||
-        xp_schema_add_apis(db, err, errlen) != 0 || exec(db, "COMMIT", err, errlen) != 0) {
+        xp_schema_add_apis(db, err, errlen) != 0 || xp_schema_add_error_names(db, err, errlen) != 0 ||
+        exec(db, "COMMIT", err, errlen) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }

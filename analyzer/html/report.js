@@ -136,9 +136,10 @@
 
   /* ---------------------------------------------------------------- timeline */
 
-  /* Copy rows: [t, dur, bytes, dir, hostmem, blocking, proc, stream, tid, api, site, status, more_n, more_bytes] */
+  /* Copy rows: [t, dur, bytes, dir, hostmem, blocking, proc, stream, tid, api, site, status, more_n, more_bytes,
+     status as named: a string, -1 for success] */
   var C_T = 0, C_DUR = 1, C_BYTES = 2, C_DIR = 3, C_HM = 4, C_BL = 5, C_PROC = 6, C_STREAM = 7,
-    C_TID = 8, C_API = 9, C_SITE = 10, C_STATUS = 11, C_MORE_N = 12, C_MORE_B = 13;
+    C_TID = 8, C_API = 9, C_SITE = 10, C_STATUS = 11, C_MORE_N = 12, C_MORE_B = 13, C_STATUS_NAME = 14;
   /* Sync rows: [t, dur, proc, tid, api, site, stream] ; NVTX rows: [t, dur, proc, tid, depth, name] */
 
   function isBlocking(c) { return c[C_BL] === 1 || c[C_BL] === 3; }
@@ -186,7 +187,7 @@
       var g = c[C_BYTES] / c[C_DUR];
       if (c[C_DUR] > 0) rows.push(['bandwidth', fmtGbps(g)]);
     }
-    if (c[C_STATUS] !== 0) rows.push(['status', 'failed (' + c[C_STATUS] + ')']);
+    if (c[C_STATUS] !== 0) rows.push(['status', 'failed: ' + (str(D, c[C_STATUS_NAME]) || c[C_STATUS])]);
     if (c[C_MORE_N] > 0)
       rows.push(['not drawn', c[C_MORE_N] + ' more copies (' + fmtBytes(c[C_MORE_B]) + ') in this pixel column']);
     return rows;
@@ -356,7 +357,7 @@
 
   /* ------------------------------------------------------------ device memory */
 
-  /* mem entries: {proc, device, peak, peak_t, pts: [[t, live]...], oom: [[t, requested, free, total, detail, api, site]]} */
+  /* mem entries: {proc, device, peak, peak_t, pts: [[t, live]...], oom: [[t, requested, free, total, detail, api, site, status]]} */
   function MemoryCharts(D, box, tl) {
     var charts = [];
     D.mem.forEach(function (m) {
@@ -433,7 +434,7 @@
             var o = m.oom[Number(ev.target.getAttribute('data-i'))];
             showTip(ev, 'failed allocation', [['api', str(D, o[5])], ['requested', fmtBytes(o[1])],
               ['device free', o[2] >= 0 ? fmtBytes(o[2]) : 'unknown'], ['device total', o[3] >= 0 ? fmtBytes(o[3]) : 'unknown'],
-              ['error', str(D, o[4])], ['at', fmtNs(o[0])], ['site', str(D, o[6]) || '(no stack)']]);
+              ['status', str(D, o[7])], ['error', str(D, o[4])], ['at', fmtNs(o[0])], ['site', str(D, o[6]) || '(no stack)']]);
           } else if (k === 'p') {
             showTip(ev, 'peak', [['live', fmtBytes(m.peak)], ['at', fmtNs(m.peak_t)]]);
           } else hideTip();

@@ -19,6 +19,7 @@ static const char xp_fix[] =
 struct xp_bad_free {
     char first[64];
     uint32_t api;
+    uint32_t status_api;    /* the first failed free's api (api may be an unknown free's) */
     int32_t status;
 };
 
@@ -56,7 +57,7 @@ static void xp_invalid_free_process(struct xp_report *r, const struct xp_process
         if (!b)
             continue;
         if (s->aux++ == 0)
-            b->status = e->status;
+            b->status = e->status, b->status_api = e->api;
         if (s->count == 1) {
             snprintf(b->first, sizeof b->first, "%s", e->detail ? e->detail : "?");
             b->api = e->api;
@@ -65,16 +66,23 @@ static void xp_invalid_free_process(struct xp_report *r, const struct xp_process
     for (size_t k = 0; k < sites.n && k < cap; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         uint64_t failed = s->aux, unknown = s->count - failed;
+        /* The first failure's status, named by its own API's layer. */
+        struct xp_status_str status = xp_process_status(p, firsts[k].status_api, firsts[k].status);
         struct xp_finding *f = xp_report_add(
             r, "invalid-free", XP_SEV_ERROR, p, s->stack_id, s->count, 0, 0, xp_fix, NULL,
-            "%llu free%s named no live allocation (%llu of pointers never seen allocated, %llu failed; "
+            "%llu free%s named no live allocation (%llu of pointers never seen allocated, %llu failed%s%s; "
             "first: %s %s)",
             (unsigned long long)s->count, s->count == 1 ? "" : "s", (unsigned long long)unknown,
-            (unsigned long long)failed, xp_process_api(p, firsts[k].api), firsts[k].first);
+            (unsigned long long)failed, failed ? " with " : "", failed ? status.s : "",
+            xp_process_api(p, firsts[k].api), firsts[k].first);
         xp_finding_num(f, "unknown_count", (int64_t)unknown);
         xp_finding_num(f, "failed_count", (int64_t)failed);
-        if (failed)
+        if (failed) {
             xp_finding_num(f, "failed_status", firsts[k].status);
+            const char *name = xp_process_status_name(p, firsts[k].status_api, firsts[k].status);
+            if (name)
+                xp_finding_text(f, "failed_status_name", "%s", name);
+        }
         xp_finding_text(f, "first", "%s", firsts[k].first);
         xp_finding_text(f, "api", "%s", xp_process_api(p, firsts[k].api));
     }

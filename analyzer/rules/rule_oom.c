@@ -287,18 +287,19 @@ static void xp_oom_report(struct xp_report *r, const struct xp_process *p, const
     const struct xp_error *e = o->e;
     bool fragmented = e->dev_free >= 0 && e->requested <= (uint64_t)e->dev_free;
     const char *api = xp_process_api(p, e->api);
+    struct xp_status_str status = xp_process_status(p, e->api, e->status);
     struct xp_finding *f;
     if (e->dev_free >= 0 && e->dev_total >= 0)
         f = xp_report_add(r, "oom", XP_SEV_ERROR, p, e->stack_id, 1, e->requested, 0, xp_fix, xp_fix_pytorch,
-                          "%s of %s failed for lack of device memory with %s live on device %d; the device "
-                          "reported %s free of %s%s",
-                          api, xp_bytes_str(e->requested).s, xp_bytes_str(o->live).s, (int)e->device,
+                          "%s of %s failed for lack of device memory (%s) with %s live on device %d; the "
+                          "device reported %s free of %s%s",
+                          api, xp_bytes_str(e->requested).s, status.s, xp_bytes_str(o->live).s, (int)e->device,
                           xp_bytes_str((uint64_t)e->dev_free).s, xp_bytes_str((uint64_t)e->dev_total).s,
                           fragmented ? ", so no free block was large enough (fragmentation)" : "");
     else
         f = xp_report_add(r, "oom", XP_SEV_ERROR, p, e->stack_id, 1, e->requested, 0, xp_fix, xp_fix_pytorch,
-                          "%s of %s failed for lack of device memory with %s live on device %d", api,
-                          xp_bytes_str(e->requested).s, xp_bytes_str(o->live).s, (int)e->device);
+                          "%s of %s failed for lack of device memory (%s) with %s live on device %d", api,
+                          xp_bytes_str(e->requested).s, status.s, xp_bytes_str(o->live).s, (int)e->device);
     xp_finding_num(f, "requested_bytes", (int64_t)e->requested);
     xp_finding_num(f, "live_bytes", (int64_t)o->live);
     xp_finding_num(f, "live_count", (int64_t)o->live_count);
@@ -309,6 +310,10 @@ static void xp_oom_report(struct xp_report *r, const struct xp_process *p, const
         xp_finding_num(f, "device_total_bytes", e->dev_total);
     xp_finding_num(f, "fragmentation", fragmented);
     xp_finding_text(f, "api", "%s", api);
+    xp_finding_num(f, "status", e->status);
+    const char *name = xp_process_status_name(p, e->api, e->status);
+    if (name)
+        xp_finding_text(f, "status_name", "%s", name);
     xp_finding_num(f, "at_ns", xp_sub_sat(e->start_ns, p->start_mono_ns));
     xp_oom_details(f, o->top, o->sites);
 }
