@@ -367,12 +367,17 @@ static void xp_process_name(struct xp_pf *pf, sqlite3 *db)
     xp_tr_end(pf);
 }
 
-/* The trace's "metadata" object: every meta row as a string. */
+/* The trace's "metadata" object: every meta row about the run as a string
+ * (not the analyzer's own bookkeeping of the frames it stored, which a
+ * `report` in between changes: the same run exports the same trace). */
 static int xp_metadata(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     int rc, n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM meta ORDER BY key", -1, &st, NULL) !=
+    if (sqlite3_prepare_v2(db,
+                           "SELECT key, value FROM meta WHERE key NOT LIKE 'stack!_frames!_%' "
+                           "ESCAPE '!' ORDER BY key",
+                           -1, &st, NULL) !=
         SQLITE_OK) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         return -1;
