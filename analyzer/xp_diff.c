@@ -547,10 +547,16 @@ static void xp_classify(struct xp_diff_site *s, double threshold, double cv_base
         xp_reason_change(s, "bytes", b->bytes, n->bytes);
         *(j > 0 ? worse : better) += 1;
     }
+    /* A change of time alone counts when it is past the runs' own noise and
+     * the fastest copy moved too: a busy machine stretches most copies of a
+     * run (the simulator's stream threads, a real driver's, wait for a CPU)
+     * but leaves some as fast as ever, while a program that made its copies
+     * slower made all of them slower. */
     j = xp_diff_judge(b->blocked_ns, n->blocked_ns, XP_DIFF_TIME_FLOOR_NS, threshold);
     if (j && b->blocked.n >= XP_DIFF_TIME_MIN_COPIES && n->blocked.n >= XP_DIFF_TIME_MIN_COPIES &&
         xp_diff_past_noise(n->blocked_ns - b->blocked_ns, xp_blocked_var(b, cv_base),
-                                xp_blocked_var(n, cv_new))) {
+                           xp_blocked_var(n, cv_new)) &&
+        xp_diff_judge(b->blocked.min, n->blocked.min, 0, threshold) == j) {
         xp_reason_change(s, "blocked time", b->blocked_ns, n->blocked_ns);
         *(j > 0 ? worse : better) += 1;
     }

@@ -61,6 +61,7 @@ struct xp_diff_frame {
 /* Running mean and spread of per-copy values (Welford), for noise bands. */
 struct xp_welford {
     double n, mean, m2;
+    double min;                 /* the smallest value (valid when n > 0) */
 };
 
 /* A site's numbers on one side.  Doubles because --by nvtx divides by the
@@ -137,6 +138,11 @@ void xp_diff_free(struct xp_diff *d);
 struct xp_diff_noise {
     double cv;                       /* the run's relative spread of a copy's blocked time */
     double var[1 + XP_DIR_COUNT];    /* variance of blocked_ns: all, then per direction */
+    /* What blocked_ns would be were every copy as fast as the fastest of its
+     * group (process, site, direction): a busy machine stretches most
+     * copies but leaves some as fast as ever, so this floor stays where a
+     * program whose copies got slower raises it (all, then per direction). */
+    double floor[1 + XP_DIR_COUNT];
 };
 /* The noise of the blocked time of some processes (NULL entries skipped):
  * the spread of their copies, and job_cv (xp_diff_job_cv) of each

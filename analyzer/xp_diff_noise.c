@@ -18,6 +18,8 @@
 
 void xp_welford_add(struct xp_welford *w, double x)
 {
+    if (w->n == 0 || x < w->min)
+        w->min = x;
     w->n += 1;
     double d = x - w->mean;
     w->mean += d / w->n;
@@ -120,6 +122,8 @@ int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, double job
         double v = xp_welford_sum_var(&w[k], out->cv);
         out->var[0] += v;
         out->var[1 + dir[k]] += v;
+        out->floor[0] += w[k].n * w[k].min;
+        out->floor[1 + dir[k]] += w[k].n * w[k].min;
     }
     /* Each process's blocked time as a whole moves by job_cv of itself,
      * independently of the other processes'. */

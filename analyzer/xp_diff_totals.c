@@ -12,8 +12,11 @@
 enum xp_metric_kind { XP_MK_INFO, XP_MK_BYTES, XP_MK_TIME, XP_MK_SHARE_UP_BAD,
                       XP_MK_SHARE_DOWN_BAD, XP_MK_COUNT };
 
-/* var: the value's noise (a variance; XP_MK_TIME only), see xp_diff_noise.c. */
-struct xp_metric_value { const char *name; enum xp_metric_kind kind; bool null; double v; double var; };
+/* var: the value's noise (a variance) and floor its time at each copy's
+ * fastest (XP_MK_TIME only), see xp_diff_noise.c. */
+struct xp_metric_value {
+    const char *name; enum xp_metric_kind kind; bool null; double v; double var, floor;
+};
 
 static const xp_direction xp_dirs[] = {XP_DIR_H2D, XP_DIR_D2H, XP_DIR_D2D, XP_DIR_H2H};
 #define XP_NDIRS (sizeof xp_dirs / sizeof xp_dirs[0])
@@ -25,12 +28,13 @@ static size_t xp_metric_values(const struct xp_totals *t, const struct xp_diff_n
 {
     size_t n = 0;
 #define XP_PUT(nm, k, isnull, val) \
-    (m[n] = (struct xp_metric_value){(nm), (k), (isnull), (val), 0}, n++)
+    (m[n] = (struct xp_metric_value){(nm), (k), (isnull), (val), 0, 0}, n++)
     XP_PUT("copies", XP_MK_INFO, false, (double)t->copies);
     XP_PUT("bytes", XP_MK_BYTES, false, (double)t->bytes);
     XP_PUT("time_ns", XP_MK_INFO, false, (double)t->time_ns);
     XP_PUT("blocked_ns", XP_MK_TIME, false, (double)t->blocked_ns);
     m[n - 1].var = noise->var[0];
+    m[n - 1].floor = noise->floor[0];
     for (size_t i = 0; i < XP_NDIRS; i++) {
         const struct xp_dir_totals *d = &t->dir[xp_dirs[i]];
         const char *dn = xp_dir_name(xp_dirs[i]);
@@ -43,6 +47,7 @@ static size_t xp_metric_values(const struct xp_totals *t, const struct xp_diff_n
         XP_PUT(names[5 * i + 2], XP_MK_INFO, false, (double)d->time_ns);
         XP_PUT(names[5 * i + 3], XP_MK_TIME, false, (double)d->blocked_ns);
         m[n - 1].var = noise->var[1 + xp_dirs[i]];
+        m[n - 1].floor = noise->floor[1 + xp_dirs[i]];
         /* Bandwidth follows from bytes and time; it is shown, not judged
          * (on a shared machine it is the noisiest number there is). */
         XP_PUT(names[5 * i + 4], XP_MK_INFO, d->bw_ns <= 0,
@@ -69,7 +74,12 @@ static enum xp_diff_class xp_metric_class(enum xp_metric_kind k, const struct xp
     case XP_MK_BYTES: j = xp_diff_judge(b->v, n->v, XP_DIFF_BYTES_FLOOR, threshold); break;
     case XP_MK_TIME:
         j = xp_diff_judge(b->v, n->v, XP_DIFF_TIME_FLOOR_NS, threshold);
-        j = j && xp_diff_past_noise(n->v - b->v, b->var, n->var) ? j : 0;
+        /* Past the noise, and the floor moved too (a busy machine leaves
+         * it, see xp_diff_noise.c). */
+        j = j && xp_diff_past_noise(n->v - b->v, b->var, n->var) &&
+                    xp_diff_judge(b->floor, n->floor, 0, threshold) == j
+                ? j
+                : 0;
         break;
     /* A share moves by at least a point before it counts. */
     case XP_MK_SHARE_UP_BAD: j = xp_diff_judge(b->v, n->v, 0.01, threshold); break;

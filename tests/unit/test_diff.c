@@ -473,6 +473,44 @@ static void test_blocked_time_within_noise_band(void **state)
     xt_free(&n);
 }
 
+/* One process making 40 pageable uploads of 512 KiB, 130 us each (+-5%),
+ * of which `slowed` took `factor` times as long (a busy machine: the copies
+ * waited for a CPU). */
+static void xt_loaded_run(struct xp_report *r, int slowed, double factor)
+{
+    struct xp_process *p = xt_proc(r, -1);
+    xt_site(p, 1, "upload", 23, 0x1200);
+    for (int i = 0; i < 40; i++)
+        xt_copy(p, 1, XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 512 * 1024,
+                (int64_t)((i < slowed ? factor : 1.0) * (130e3 + (i % 3 - 1) * 6.5e3)), XP_NONE_ID);
+}
+
+/* A run on a busy machine: 36 of its 40 copies took 8.5 times as long, far
+ * past the spread of the quiet run, but 4 were as fast as ever: the
+ * program did not change, the machine did.  When all 40 took longer, the
+ * copies themselves got slower: a regression. */
+static void test_loaded_machine_is_not_a_regression(void **state)
+{
+    (void)state;
+    struct xp_report b = {0}, n = {0};
+    xt_loaded_run(&b, 0, 1.0);
+    xt_loaded_run(&n, 36, 8.5);
+    struct xp_diff_options o = xt_opt(10, XP_DIFF_FAIL_REGRESSION);
+    struct xp_diff d;
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    assert_int_equal(xt_find_site(&d, "upload")->cls, XP_DC_UNCHANGED);
+    assert_int_equal(d.exit_status, 0);
+    xp_diff_free(&d);
+    xt_free(&n);
+    xt_loaded_run(&n, 40, 8.5);
+    assert_int_equal(xp_diff_compute(&b, &n, &o, &d), 0);
+    assert_int_equal(xt_find_site(&d, "upload")->cls, XP_DC_REGRESSED);
+    assert_int_equal(d.exit_status, 1);
+    xp_diff_free(&d);
+    xt_free(&b);
+    xt_free(&n);
+}
+
 /* Four ranks making 8 pageable uploads of 5 ms (+-0.5) each, ranks
  * slowed as a whole by the factors of slow[] (their CPU taken for a while
  * on a loaded machine: every copy of theirs slower, their own spread
@@ -783,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_leak_added),
         cmocka_unit_test(test_finding_on_site_regresses_it),
         cmocka_unit_test(test_blocked_time_within_noise_band),
+        cmocka_unit_test(test_loaded_machine_is_not_a_regression),
         cmocka_unit_test(test_rank_slowed_as_a_whole_is_noise),
         cmocka_unit_test(test_job_peak_is_not_interleaving),
         cmocka_unit_test(test_new_blocking_site_regresses),
