@@ -1,5 +1,6 @@
 /* cmd_diff.c: `xferprof diff BASE NEW`, comparing two runs call site by call site (docs/diff.md). */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,54 +58,75 @@ int xp_command_diff(int argc, char **argv)
     enum xp_doc_format fmt = XP_FMT_TEXT;
     const char *out_path = NULL, *sides[2] = {NULL, NULL};
     size_t nsides = 0;
-    bool only_args = false;
+    enum { OPT_FORMAT = 256, OPT_THRESHOLD, OPT_FAIL_ON, OPT_BY, OPT_SET };
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"by", required_argument, NULL, OPT_BY},
+        {"set", required_argument, NULL, OPT_SET},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct xp_cli_options opts = {"diff", "o:h", longopts, false};
 
     xp_diff_options_default(&opt);
     /* Both runs' findings come from the same rules with the same thresholds. */
     struct xp_thresholds th;
     xp_thresholds_default(&th);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        bool missing = false;
-        if (only_args || a[0] != '-' || a[1] == '\0') {
+    int c, state = 0;
+    const char *side;
+    while ((c = xp_cli_next(&opts, argc, argv, &state, &side)) != -1) {
+        switch (c) {
+        case 1:
             if (nsides == 2)
-                return xp_cli_usage_error("diff", "unexpected argument '%s'", a);
-            sides[nsides++] = a;
-        } else if (strcmp(a, "--") == 0) {
-            only_args = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            xp_diff_usage(stdout);
-            return 0;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--format", &missing))) {
-            if (xp_cli_format(v, &fmt) != 0)
-                return xp_cli_usage_error("diff", "--format: '%s' is not text, json, markdown or html", v);
-        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = xp_cli_value(argc, argv, &i, "--output", &missing))) {
-            if (!*v)
-                return xp_cli_usage_error("diff", "-o: empty file name");
-            out_path = v;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--threshold", &missing))) {
+                return xp_cli_usage_error("diff", "unexpected argument '%s'", side);
+            sides[nsides++] = side;
+            break;
+        case OPT_FORMAT:
+            if (xp_cli_format(optarg, &fmt) != 0)
+                return xp_cli_usage_error("diff", "--format: '%s' is not text, json, markdown or html",
+                                          optarg);
+            break;
+        case 'o':
+            if (!*optarg)
+                return xp_cli_usage_error("diff", "-o needs a file name");
+            out_path = optarg;
+            break;
+        case OPT_THRESHOLD: {
             char *end;
             errno = 0;
-            double t = strtod(v, &end);
-            if (end == v || *end || errno || !isfinite(t) || t < 0)
-                return xp_cli_usage_error("diff", "--threshold: '%s' is not a percentage (a number >= 0)", v);
+            double t = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !isfinite(t) || t < 0)
+                return xp_cli_usage_error("diff", "--threshold: '%s' is not a percentage (a number >= 0)",
+                                          optarg);
             opt.threshold_pct = t;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--fail-on", &missing))) {
-            if (xp_diff_fail_on_parse(v, &opt.fail_on) != 0)
-                return xp_cli_usage_error("diff", "--fail-on: '%s' is not regression or any", v);
-        } else if ((v = xp_cli_value(argc, argv, &i, "--by", &missing))) {
-            if (xp_diff_by_parse(v, &opt.by) != 0)
-                return xp_cli_usage_error("diff", "--by: '%s' is not site, function or nvtx", v);
-        } else if ((v = xp_cli_value(argc, argv, &i, "--set", &missing))) {
-            char why[256] = "";
-            if (xp_thresholds_set(&th, v, why, sizeof why) != 0)
-                return xp_cli_usage_error("diff", "--set %s", why);
-        } else if (missing) {
-            return xp_cli_usage_error("diff", "option '%s' needs a value", a);
-        } else {
-            return xp_cli_usage_error("diff", "unknown option '%s'", a);
+            break;
         }
+        case OPT_FAIL_ON:
+            if (xp_diff_fail_on_parse(optarg, &opt.fail_on) != 0)
+                return xp_cli_usage_error("diff", "--fail-on: '%s' is not regression or any", optarg);
+            break;
+        case OPT_BY:
+            if (xp_diff_by_parse(optarg, &opt.by) != 0)
+                return xp_cli_usage_error("diff", "--by: '%s' is not site, function or nvtx", optarg);
+            break;
+        case OPT_SET:
+            if (xp_cli_set(&th, "diff", optarg) != 0)
+                return 2;
+            break;
+        case 'h':
+            xp_diff_usage(stdout);
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    for (; optind < argc; optind++) {   /* after "--" */
+        if (nsides == 2)
+            return xp_cli_usage_error("diff", "unexpected argument '%s'", argv[optind]);
+        sides[nsides++] = argv[optind];
     }
     if (nsides != 2)
         return xp_cli_usage_error("diff", "two runs needed (usage: xferprof diff BASE NEW)");

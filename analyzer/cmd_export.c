@@ -1,6 +1,7 @@
 /* cmd_export.c: `xferprof export DB [--format perfetto|csv] [-o FILE]`: options, opening
  * the database (recovering a pending journal first) and the output file. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +44,6 @@ static void xp_export_usage(FILE *f)
                "Exit status: 0, or 2 for bad usage or a database that cannot be read.\n");
 }
 
-/* Bad usage: what is wrong, then the synopsis. */
-static int xp_export_bad_usage(const char *what, const char *arg)
-{
-    fprintf(stderr, "xferprof export: %s%s%s%s\n"
-                    "Usage: " XP_EXPORT_SYNOPSIS " (see 'xferprof export --help')\n",
-            what, arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
-    return 2;
-}
-
 static void xp_export_error(const char *msg)
 {
     xp_cli_error_line("export", msg);
@@ -77,37 +69,45 @@ static sqlite3 *xp_export_open(const char *path)
 int xp_command_export(int argc, char **argv)
 {
     const char *db_path = NULL, *format = "perfetto", *output = NULL;
-    bool options_done = false;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        bool missing = false;
-        if (options_done || a[0] != '-' || a[1] == '\0') {
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct xp_cli_options opts = {"export", "f:o:h", longopts, false};
+    int c, state = 0;
+    const char *operand;
+    while ((c = xp_cli_next(&opts, argc, argv, &state, &operand)) != -1) {
+        switch (c) {
+        case 1:
             if (db_path != NULL)
-                return xp_export_bad_usage("more than one database given:", a);
-            db_path = a;
-        } else if (strcmp(a, "--") == 0) {
-            options_done = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                return xp_cli_usage_error("export", "more than one database given: '%s'", operand);
+            db_path = operand;
+            break;
+        case 'f':
+            format = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
             xp_export_usage(stdout);
             return 0;
-        } else if ((v = xp_cli_value(argc, argv, &i, "-f", &missing)) != NULL ||
-                   (v = xp_cli_value(argc, argv, &i, "--format", &missing)) != NULL) {
-            format = v;
-        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) != NULL ||
-                   (v = xp_cli_value(argc, argv, &i, "--output", &missing)) != NULL) {
-            output = v;
-        } else if (missing) {
-            return xp_export_bad_usage("missing value for option", a);
-        } else {
-            return xp_export_bad_usage("unknown option", a);
+        default:
+            return 2;
         }
+    }
+    for (; optind < argc; optind++) {   /* after "--" */
+        if (db_path != NULL)
+            return xp_cli_usage_error("export", "more than one database given: '%s'", argv[optind]);
+        db_path = argv[optind];
     }
     bool perfetto = strcmp(format, "perfetto") == 0, csv = strcmp(format, "csv") == 0;
     if (!perfetto && !csv)
-        return xp_export_bad_usage("unknown format (not perfetto or csv):", format);
+        return xp_cli_usage_error("export", "--format: '%s' is not perfetto or csv", format);
     if (db_path == NULL)
-        return xp_export_bad_usage("no database given", NULL);
+        return xp_cli_usage_error("export", "no database given (usage: " XP_EXPORT_SYNOPSIS ")");
     if (output != NULL && strcmp(output, "-") == 0)
         output = NULL;
     if (output != NULL && output[0] == '\0') {

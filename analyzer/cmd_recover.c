@@ -2,11 +2,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "xp_commands.h"
+#include "xp_cli.h"
 #include "xp_format.h"
 #include "xp_ingest.h"
 #include "xp_journal.h"
@@ -106,30 +108,20 @@ static int xp_recover_one(const char *arg)
 
 int xp_command_recover(int argc, char **argv)
 {
-    int first = 1, rc = 0;
-
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
-        if (strcmp(argv[first], "--") == 0) {
-            first++;
-            break;
-        }
-        if (strcmp(argv[first], "--help") == 0 || strcmp(argv[first], "-h") == 0) {
-            xp_recover_usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "xferprof: recover: unknown option '%s' (see 'xferprof recover --help')\n",
-                argv[first]);
-        return 2;
+    char **dbs;
+    size_t n;
+    int rc = xp_cli_dbs_only("recover", argc, argv, xp_recover_usage, &dbs, &n);
+    if (rc >= 0) {
+        free(dbs);
+        return rc;
     }
-    if (first >= argc) {
-        fprintf(stderr, "xferprof: recover: no database given (usage: xferprof recover DB...)\n");
-        return 2;
-    }
+    rc = 0;
     xp_progress_start("recover");
-    for (int i = first; i < argc; i++) {
-        if (xp_recover_one(argv[i]) != 0)
+    for (size_t i = 0; i < n; i++) {
+        if (xp_recover_one(dbs[i]) != 0)
             rc = 2;
         fflush(stdout); /* keep lines in order with the errors on stderr */
     }
+    free(dbs);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* cmd_report.c: `xferprof report DB...`, the post-mortem of one or more run databases. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,54 +52,67 @@ static void xp_report_usage(FILE *f)
 /* Returns -1 to go on, else the exit status. */
 static int xp_report_parse(int argc, char **argv, struct xp_report_opts *o, struct xp_thresholds *th)
 {
-    bool options = true;
+    enum { OPT_FORMAT = 256, OPT_TOP, OPT_MIN_SEVERITY, OPT_SET };
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"min-severity", required_argument, NULL, OPT_MIN_SEVERITY},
+        {"set", required_argument, NULL, OPT_SET},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const struct xp_cli_options opts = {"report", "o:h", longopts, false};
     o->dbs = calloc((size_t)argc + 1, sizeof *o->dbs);
     if (!o->dbs) {
         fprintf(stderr, "xferprof report: out of memory\n");
         return 2;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        bool missing = false;
-        if (!options || a[0] != '-' || !a[1]) {
-            o->dbs[o->n_dbs++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            options = false;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            xp_report_usage(stdout);
-            return 0;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--format", &missing))) {
-            if (xp_cli_format(v, &o->format) != 0)
-                return xp_cli_usage_error("report", "--format: '%s' is not text, json, markdown or html", v);
-        } else if ((v = xp_cli_value(argc, argv, &i, "-o", &missing)) ||
-                   (v = xp_cli_value(argc, argv, &i, "--output", &missing))) {
-            if (!*v)
-                return xp_cli_usage_error("report", "%s needs a file name", a);
-            o->out = v;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--top", &missing))) {
+    int c, state = 0;
+    const char *db;
+    while ((c = xp_cli_next(&opts, argc, argv, &state, &db)) != -1) {
+        switch (c) {
+        case 1:
+            o->dbs[o->n_dbs++] = (char *)db;
+            break;
+        case OPT_FORMAT:
+            if (xp_cli_format(optarg, &o->format) != 0)
+                return xp_cli_usage_error("report", "--format: '%s' is not text, json, markdown or html",
+                                          optarg);
+            break;
+        case 'o':
+            if (!*optarg)
+                return xp_cli_usage_error("report", "-o needs a file name");
+            o->out = optarg;
+            break;
+        case OPT_TOP: {
             char *end = NULL;
             errno = 0;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || errno || n < 1 || n > 100000)
-                return xp_cli_usage_error("report", "--top: '%s' is not a number from 1 to 100000", v);
+            long n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || n < 1 || n > 100000)
+                return xp_cli_usage_error("report", "--top: '%s' is not a number from 1 to 100000",
+                                          optarg);
             o->top = (size_t)n;
-        } else if ((v = xp_cli_value(argc, argv, &i, "--min-severity", &missing))) {
-            if (xp_severity_parse(v, &o->min_sev) != 0)
-                return xp_cli_usage_error("report", "--min-severity: '%s' is not info, warning or error", v);
-        } else if ((v = xp_cli_value(argc, argv, &i, "--set", &missing))) {
-            char why[256] = "";
-            if (!*v)
-                return xp_cli_usage_error("report", "%s needs RULE.KEY=VALUE", a);
-            if (xp_thresholds_set(th, v, why, sizeof why) != 0)
-                return xp_cli_usage_error("report", "--set %s", why);
-        } else if (missing) {
-            return xp_cli_usage_error("report", "%s needs a value", a);
-        } else {
-            return xp_cli_usage_error("report", "unknown option '%s'", a);
+            break;
+        }
+        case OPT_MIN_SEVERITY:
+            if (xp_severity_parse(optarg, &o->min_sev) != 0)
+                return xp_cli_usage_error("report", "--min-severity: '%s' is not info, warning or error",
+                                          optarg);
+            break;
+        case OPT_SET:
+            if (xp_cli_set(th, "report", optarg) != 0)
+                return 2;
+            break;
+        case 'h':
+            xp_report_usage(stdout);
+            return 0;
+        default:
+            return 2;
         }
     }
+    while (optind < argc)   /* after "--" */
+        o->dbs[o->n_dbs++] = argv[optind++];
     if (o->n_dbs == 0)
         return xp_cli_usage_error("report", "no database given (usage: xferprof report DB...)");
     return -1;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "xp_commands.h"
+#include "xp_cli.h"
 #include "xp_config.h"
 #include "xp_format.h"
 #include "xp_locate.h"
@@ -420,29 +421,26 @@ int xp_command_run(int argc, char **argv)
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigaction(SIGPIPE, &ign, &xp_entry_sigpipe);
 
-    /* '+': options end at CMD, so CMD's own options are left alone even
-     * without "--"; ':': we word the errors ourselves. */
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+:o:qh", longopts, NULL)) != -1) {
+    /* Options end at CMD, so CMD's own options are left alone even
+     * without "--". */
+    static const struct xp_cli_options opts = {"run", "o:qh", longopts, true};
+    int state = 0;
+    const char *operand;
+    while ((c = xp_cli_next(&opts, argc, argv, &state, &operand)) != -1) {
         switch (c) {
         case 'o':
             o.output = optarg;
             break;
         case XP_OPT_STACK_DEPTH:
-            if (xp_config_parse_depth(optarg, &depth) != 0) {
-                fprintf(stderr, "xferprof: --stack-depth '%s': not an integer from 0 to %d\n",
-                        optarg, XP_MAX_FRAMES);
-                return 2;
-            }
+            if (xp_config_parse_depth(optarg, &depth) != 0)
+                return xp_cli_usage_error("run", "--stack-depth: '%s' is not an integer from 0 to %d",
+                                          optarg, XP_MAX_FRAMES);
             o.stack_depth = optarg;
             break;
         case XP_OPT_FINGERPRINT:
-            if (xp_config_parse_fingerprint(optarg, &fp_mode) != 0) {
-                fprintf(stderr, "xferprof: --fingerprint '%s': not one of off, sampled, full\n",
-                        optarg);
-                return 2;
-            }
+            if (xp_config_parse_fingerprint(optarg, &fp_mode) != 0)
+                return xp_cli_usage_error("run", "--fingerprint: '%s' is not off, sampled or full",
+                                          optarg);
             o.fingerprint = optarg;
             break;
         case 'q':
@@ -460,25 +458,13 @@ int xp_command_run(int argc, char **argv)
         case 'h':
             xp_run_usage(stdout);
             return 0;
-        case ':':
-            fprintf(stderr, "xferprof: run: option '%s' needs a value (see 'xferprof run --help')\n",
-                    argv[optind - 1]);
-            return 2;
         default:
-            if (optopt)
-                fprintf(stderr, "xferprof: run: unknown option '-%c' (see 'xferprof run --help')\n",
-                        optopt);
-            else
-                fprintf(stderr, "xferprof: run: unknown option '%s' (see 'xferprof run --help')\n",
-                        argv[optind - 1]);
             return 2;
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "xferprof: run: no command given (usage: xferprof run [options] -- CMD "
-                        "ARGS...)\n");
-        return 2;
-    }
+    if (optind >= argc)
+        return xp_cli_usage_error("run", "no command given (usage: xferprof run [options] -- CMD "
+                                         "ARGS...)");
     char **cmd = argv + optind;
 
     char preload[PATH_MAX], simdir[PATH_MAX], err[1536];

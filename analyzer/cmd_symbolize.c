@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xp_cli.h"
@@ -70,31 +71,19 @@ static int xp_symbolize_one(const char *path)
 
 int xp_command_symbolize(int argc, char **argv)
 {
-    int first = 1, rc = 0;
-
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
-        if (strcmp(argv[first], "--") == 0) {
-            first++;
-            break;
-        }
-        if (strcmp(argv[first], "--help") == 0 || strcmp(argv[first], "-h") == 0) {
-            xp_symbolize_usage(stdout);
-            return 0;
-        }
-        fprintf(stderr,
-                "xferprof symbolize: unknown option '%s' (see 'xferprof symbolize --help')\n",
-                argv[first]);
-        return 2;
+    char **dbs;
+    size_t n;
+    int rc = xp_cli_dbs_only("symbolize", argc, argv, xp_symbolize_usage, &dbs, &n);
+    if (rc >= 0) {
+        free(dbs);
+        return rc;
     }
-    if (first >= argc) {
-        fprintf(stderr,
-                "xferprof symbolize: no database given (usage: xferprof symbolize DB...)\n");
-        return 2;
-    }
-    for (int i = first; i < argc; i++) {
-        if (xp_symbolize_one(argv[i]) != 0)
+    rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (xp_symbolize_one(dbs[i]) != 0)
             rc = 2;
         fflush(stdout); /* keep lines in order with the errors on stderr */
     }
+    free(dbs);
     return rc;
 }

@@ -1,30 +1,56 @@
 /* xp_cli.c: option values, usage errors and document formats for the subcommands. */
 #include "xp_cli.h"
 #include "xp_progress.h"
+#include "xp_report.h"
 
+#include <getopt.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *xp_cli_value(int argc, char **argv, int *i, const char *name, bool *missing)
+int xp_cli_next(const struct xp_cli_options *o, int argc, char **argv, int *state,
+                const char **operand)
 {
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '\0') {
-        if (*i + 1 >= argc) {
-            *missing = true;
-            return NULL;
-        }
-        return argv[++*i];
+    /* '-': operands come back in order, as option 1, whatever POSIXLY_CORRECT
+     * says; '+': stop at the first one.  ':': a missing value is told apart
+     * from an unknown option. */
+    char shortopts[64];
+    snprintf(shortopts, sizeof shortopts, "%c:%s", o->stop_at_operand ? '+' : '-', o->shortopts);
+    if (*state == 0) {
+        optind = 0;   /* GNU: start over, re-reading the mode characters */
+        *state = 1;
     }
-    if (a[n] == '=')
-        return a + n + 1;
-    /* "-oFILE": only a one-letter option takes its value attached. */
-    if (n == 2 && name[0] == '-' && name[1] != '-')
-        return a + n;
-    return NULL;
+    opterr = 0;
+    int c = getopt_long(argc, argv, shortopts, o->longopts, NULL);
+    if (c == 1) {
+        *operand = optarg;
+        return 1;
+    }
+    if (c == ':') {
+        if (strncmp(argv[optind - 1], "--", 2) != 0)
+            xp_cli_usage_error(o->cmd, "option '-%c' needs a value", optopt);
+        else
+            xp_cli_usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+        return -2;
+    }
+    if (c == '?') {
+        const char *a = argv[optind - 1];
+        if (strncmp(a, "--", 2) != 0) {
+            xp_cli_usage_error(o->cmd, "unknown option '-%c'", optopt);
+            return -2;
+        }
+        /* Named as written, without a value given to it. */
+        const char *eq = strchr(a, '=');
+        int len = (int)(eq ? (size_t)(eq - a) : strlen(a));
+        bool known = false;
+        for (const struct option *l = o->longopts; eq && l->name; l++)
+            known |= (int)strlen(l->name) == len - 2 && strncmp(l->name, a + 2, (size_t)len - 2) == 0;
+        xp_cli_usage_error(o->cmd, "%s '%.*s'%s", known ? "option" : "unknown option", len, a,
+                           known ? " takes no value" : "");
+        return -2;
+    }
+    return c;
 }
 
 int xp_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -49,6 +75,45 @@ void xp_cli_error_line(const char *cmd, const char *msg)
     line[n] = '\0';
     xp_progress_clear();
     fprintf(stderr, "xferprof %s: %s\n", cmd, line);
+}
+
+int xp_cli_dbs_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), char ***dbs,
+                    size_t *n)
+{
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const struct xp_cli_options opts = {cmd, "h", longopts, false};
+    *n = 0;
+    if (!(*dbs = calloc((size_t)argc + 1, sizeof **dbs))) {
+        fprintf(stderr, "xferprof %s: out of memory\n", cmd);
+        return 2;
+    }
+    int c, state = 0;
+    const char *db;
+    while ((c = xp_cli_next(&opts, argc, argv, &state, &db)) != -1) {
+        if (c == 1) {
+            (*dbs)[(*n)++] = (char *)db;
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            return 2;
+        }
+    }
+    while (optind < argc)   /* after "--" */
+        (*dbs)[(*n)++] = argv[optind++];
+    if (*n == 0)
+        return xp_cli_usage_error(cmd, "no database given (usage: xferprof %s DB...)", cmd);
+    return -1;
+}
+
+int xp_cli_set(struct xp_thresholds *th, const char *cmd, const char *assignment)
+{
+    char why[1024] = "";
+    if (!*assignment)
+        return xp_cli_usage_error(cmd, "--set needs RULE.KEY=VALUE");
+    if (xp_thresholds_set(th, assignment, why, sizeof why) != 0)
+        return xp_cli_usage_error(cmd, "--set %s", why);
+    return 0;
 }
 
 int xp_cli_format(const char *s, enum xp_doc_format *out)

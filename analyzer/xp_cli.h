@@ -1,14 +1,34 @@
-/* xp_cli.h: what the subcommands' option parsing shares: option values, usage errors, document formats. */
+/* xp_cli.h: what the subcommands' option parsing shares: getopt_long with one error style, --set, usage errors, document formats. */
 #ifndef XP_CLI_H
 #define XP_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
-/* The value of option argv[*i] when it is name: "NAME VALUE" (advancing *i
- * past VALUE), "NAME=VALUE", and for a one-letter option also "-oVALUE".
- * NULL when argv[*i] is another option, or when it is this one with no value
- * left (then *missing (OUT) is set). */
-const char *xp_cli_value(int argc, char **argv, int *i, const char *name, bool *missing);
+struct option;
+
+/* One subcommand's options, for xp_cli_next: getopt_long's tables and the
+ * command's name for its messages.  shortopts without getopt's leading
+ * mode characters: xp_cli_next adds them. */
+struct xp_cli_options {
+    const char *cmd;                 /* "report" */
+    const char *shortopts;           /* "o:h" */
+    const struct option *longopts;
+    bool stop_at_operand;            /* run: the first operand is CMD, the rest is its */
+};
+
+/* The next option of argv, getopt_long as every subcommand parses it, so
+ * that all say the same about the same mistakes.  Returns the option's value
+ * (its short letter or its longopts val, optarg holding its value); 1 with
+ * *operand set for an operand (a database, a run), in order wherever it is
+ * among the options (unless stop_at_operand); -1 at the end ("--" ends the
+ * options; with stop_at_operand, optind is then CMD's index); or -2 after
+ * printing "xferprof CMD: unknown option '--x' (see ...)", "option
+ * '--format' needs a value" or "option '--help' takes no value" (the
+ * caller exits 2).  Starts over when *state is 0. */
+int xp_cli_next(const struct xp_cli_options *o, int argc, char **argv, int *state,
+                const char **operand);
 
 /* Prints "xferprof CMD: <message> (see 'xferprof CMD --help')" on stderr
  * and returns 2, the exit status of bad usage. */
@@ -18,6 +38,19 @@ int xp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
  * SQLite's messages about a corrupt schema quote its SQL, line breaks
  * included. */
 void xp_cli_error_line(const char *cmd, const char *msg);
+
+/* The operands of a command that takes no option but --help (recover,
+ * symbolize: "xferprof CMD DB..."): *dbs (argv's own strings, freed by the
+ * caller) and *n, at least one.  Returns -1 to go on, else the exit status
+ * (0 after printing usage for --help, 2 after a usage error). */
+int xp_cli_dbs_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), char ***dbs,
+                    size_t *n);
+
+struct xp_thresholds;
+
+/* --set RULE.KEY=VALUE into th, for cmd's messages.  Returns 0, or 2 after
+ * printing why (the whole message: the rule's settings can be many). */
+int xp_cli_set(struct xp_thresholds *th, const char *cmd, const char *assignment);
 
 /* The formats of report and diff (--format). */
 enum xp_doc_format { XP_FMT_TEXT, XP_FMT_JSON, XP_FMT_MARKDOWN, XP_FMT_HTML };

@@ -96,7 +96,7 @@ expect_in "$out" "--stack-depth" "xferprof help run"
 # ---- bad usage --------------------------------------------------------------------
 x run --bogus -- true
 expect_rc 2 "unknown long option"
-expect_in "$err" "xferprof: run: unknown option '--bogus'" "unknown long option message"
+expect_in "$err" "xferprof run: unknown option '--bogus' (see 'xferprof run --help')" "unknown long option message"
 expect_eq "$out" "" "unknown option prints nothing on stdout"
 x run -Z true
 expect_rc 2 "unknown short option"
@@ -113,12 +113,12 @@ expect_in "$err" "needs a value" "-o without a value message"
 for bad in abc -1 257 12x ""; do
   x run --stack-depth "$bad" -- true
   expect_rc 2 "--stack-depth '$bad'"
-  expect_in "$err" "xferprof: --stack-depth" "--stack-depth '$bad' message"
+  expect_in "$err" "xferprof run: --stack-depth: '$bad' is not an integer from 0 to 256" "--stack-depth '$bad' message"
 done
 for bad in bogus Full on ""; do
   x run --fingerprint="$bad" -- true
   expect_rc 2 "--fingerprint='$bad'"
-  expect_in "$err" "xferprof: --fingerprint '$bad': not one of off, sampled, full" "--fingerprint='$bad' message"
+  expect_in "$err" "xferprof run: --fingerprint: '$bad' is not off, sampled or full" "--fingerprint='$bad' message"
 done
 x run --fingerprint -- true
 expect_rc 2 "--fingerprint needs a mode (it took '--' as one)"

@@ -105,12 +105,12 @@ check('Totals' in r.out, 'checkpoint cut short: the report', r.err)
 bad([alone], [], 'truncated or corrupt', 'checkpoint cut short, the -wal gone')
 
 bad([good], ['--frobnicate'], 'unknown option', 'an unknown option')
-bad([good], ['--format'], '--format needs a value', '--format without a value')
+bad([good], ['--format'], "option '--format' needs a value", '--format without a value')
 bad([good], ['--format', 'xml'], 'not text, json, markdown or html', '--format xml')
 bad([good], ['--top', 'x'], '--top', '--top x')
 bad([good], ['--min-severity', 'fatal'], '--min-severity', '--min-severity fatal')
 bad([good], ['--set', 'nonsense'], '--set', '--set without =')
-bad([good], ['-o'], '-o needs a value', '-o without a value')
+bad([good], ['-o'], "option '-o' needs a value", '-o without a value')
 bad([], [], 'no database given', 'no database')
 # A missing folder is made (test_totals); a file where a folder should be is refused.
 bad([good], ['-o', os.path.join(text, 'dir', 'x')], 'cannot write %s' % os.path.join(text, 'dir', 'x'),
