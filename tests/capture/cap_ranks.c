@@ -10,7 +10,7 @@
 
 static void rank_main(int rank, bool none)
 {
-    char value[8];
+    char value[16];
     snprintf(value, sizeof value, "%d", rank);
     CHECK(setenv("RANK", value, 1) == 0);
     printf("rank %d pid %ld\n", rank, (long)getpid());
