@@ -108,20 +108,6 @@ static int xp_recover_one(const char *arg)
 
 int xp_command_recover(int argc, char **argv)
 {
-    char **dbs;
-    size_t n;
-    int rc = xp_cli_dbs_only("recover", argc, argv, xp_recover_usage, &dbs, &n);
-    if (rc >= 0) {
-        free(dbs);
-        return rc;
-    }
-    rc = 0;
     xp_progress_start("recover");
-    for (size_t i = 0; i < n; i++) {
-        if (xp_recover_one(dbs[i]) != 0)
-            rc = 2;
-        fflush(stdout); /* keep lines in order with the errors on stderr */
-    }
-    free(dbs);
-    return rc;
+    return xp_cli_each_db("recover", argc, argv, xp_recover_usage, xp_recover_one);
 }

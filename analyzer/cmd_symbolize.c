@@ -71,19 +71,5 @@ static int xp_symbolize_one(const char *path)
 
 int xp_command_symbolize(int argc, char **argv)
 {
-    char **dbs;
-    size_t n;
-    int rc = xp_cli_dbs_only("symbolize", argc, argv, xp_symbolize_usage, &dbs, &n);
-    if (rc >= 0) {
-        free(dbs);
-        return rc;
-    }
-    rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (xp_symbolize_one(dbs[i]) != 0)
-            rc = 2;
-        fflush(stdout); /* keep lines in order with the errors on stderr */
-    }
-    free(dbs);
-    return rc;
+    return xp_cli_each_db("symbolize", argc, argv, xp_symbolize_usage, xp_symbolize_one);
 }

@@ -77,33 +77,43 @@ void xp_cli_error_line(const char *cmd, const char *msg)
     fprintf(stderr, "xferprof %s: %s\n", cmd, line);
 }
 
-int xp_cli_dbs_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), char ***dbs,
-                    size_t *n)
+int xp_cli_each_db(const char *cmd, int argc, char **argv, void (*usage)(FILE *),
+                   int (*one)(const char *db))
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const struct xp_cli_options opts = {cmd, "h", longopts, false};
-    *n = 0;
-    if (!(*dbs = calloc((size_t)argc + 1, sizeof **dbs))) {
+    char **dbs = calloc((size_t)argc + 1, sizeof *dbs);
+    size_t n = 0;
+    if (!dbs) {
         fprintf(stderr, "xferprof %s: out of memory\n", cmd);
         return 2;
     }
-    int c, state = 0;
+    int c, state = 0, rc = -1;
     const char *db;
-    while ((c = xp_cli_next(&opts, argc, argv, &state, &db)) != -1) {
+    while (rc < 0 && (c = xp_cli_next(&opts, argc, argv, &state, &db)) != -1) {
         if (c == 1) {
-            (*dbs)[(*n)++] = (char *)db;
+            dbs[n++] = (char *)db;
         } else if (c == 'h') {
             usage(stdout);
-            return 0;
+            rc = 0;
         } else {
-            return 2;
+            rc = 2;
         }
     }
-    while (optind < argc)   /* after "--" */
-        (*dbs)[(*n)++] = argv[optind++];
-    if (*n == 0)
-        return xp_cli_usage_error(cmd, "no database given (usage: xferprof %s DB...)", cmd);
-    return -1;
+    while (rc < 0 && optind < argc)   /* after "--" */
+        dbs[n++] = argv[optind++];
+    if (rc < 0 && n == 0)
+        rc = xp_cli_usage_error(cmd, "no database given (usage: xferprof %s DB...)", cmd);
+    if (rc < 0) {
+        rc = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (one(dbs[i]) != 0)
+                rc = 2;
+            fflush(stdout);
+        }
+    }
+    free(dbs);
+    return rc;
 }
 
 int xp_cli_set(struct xp_thresholds *th, const char *cmd, const char *assignment)

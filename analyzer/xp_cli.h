@@ -39,12 +39,13 @@ int xp_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
  * included. */
 void xp_cli_error_line(const char *cmd, const char *msg);
 
-/* The operands of a command that takes no option but --help (recover,
- * symbolize: "xferprof CMD DB..."): *dbs (argv's own strings, freed by the
- * caller) and *n, at least one.  Returns -1 to go on, else the exit status
- * (0 after printing usage for --help, 2 after a usage error). */
-int xp_cli_dbs_only(const char *cmd, int argc, char **argv, void (*usage)(FILE *), char ***dbs,
-                    size_t *n);
+/* A command that takes no option but --help ("xferprof CMD DB..."; recover,
+ * symbolize): one(db) for each database given, in order, stdout flushed
+ * after each (its lines stay in order with the errors on stderr).  Returns
+ * the exit status: 0, 2 when one(db) failed for any (the others are still
+ * done) or on bad usage, 0 after printing usage for --help. */
+int xp_cli_each_db(const char *cmd, int argc, char **argv, void (*usage)(FILE *),
+                   int (*one)(const char *db));
 
 struct xp_thresholds;
 

@@ -50,19 +50,26 @@ int xp_config_parse_depth(const char *s, int *out)
     return 0;
 }
 
+/* The index of s in names (n of them), or -1.  Exact words only: "Full"
+ * or "on" is a typo to report, not a setting to guess. */
+static int name_index(const char *const *names, unsigned n, const char *s)
+{
+    for (unsigned m = 0; m < n; m++)
+        if (names[m] && strcmp(s, names[m]) == 0)
+            return (int)m;
+    return -1;
+}
+
 static const char *const fp_names[] = {
     [XP_FP_MODE_OFF] = "off", [XP_FP_MODE_SAMPLED] = "sampled", [XP_FP_MODE_FULL] = "full"};
 
-/* Exact words only: "Full" or "on" is a typo to report, not a setting to guess. */
 int xp_config_parse_fingerprint(const char *s, xp_fp_mode *out)
 {
-    for (unsigned m = 0; m < sizeof fp_names / sizeof fp_names[0]; m++) {
-        if (strcmp(s, fp_names[m]) == 0) {
-            *out = (xp_fp_mode)m;
-            return 0;
-        }
-    }
-    return -1;
+    int m = name_index(fp_names, sizeof fp_names / sizeof fp_names[0], s);
+    if (m < 0)
+        return -1;
+    *out = (xp_fp_mode)m;
+    return 0;
 }
 
 const char *xp_config_fingerprint_name(xp_fp_mode m)
@@ -76,13 +83,11 @@ static const char *const capture_names[] = {
 
 int xp_config_parse_capture(const char *s, xp_capture *out)
 {
-    for (unsigned m = 0; m < sizeof capture_names / sizeof capture_names[0]; m++) {
-        if (strcmp(s, capture_names[m]) == 0) {
-            *out = (xp_capture)m;
-            return 0;
-        }
-    }
-    return -1;
+    int m = name_index(capture_names, sizeof capture_names / sizeof capture_names[0], s);
+    if (m < 0)
+        return -1;
+    *out = (xp_capture)m;
+    return 0;
 }
 
 const char *xp_config_capture_name(xp_capture c)
