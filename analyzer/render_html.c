@@ -25,7 +25,6 @@
  * largest of the rest; the page says how many of how many it draws.  The
  * tables and totals always count every copy. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
