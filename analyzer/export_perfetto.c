@@ -488,6 +488,8 @@ done:
         sqlite3_finalize(src[i].st);
     free(pf.tracks);
     free(pf.devs);
+    if (pf.ops->release)
+        pf.ops->release(&pf);
     xp_pw_free(&pf.pw);
     return ret;
 }

@@ -77,6 +77,8 @@ struct xp_tr_ops {
     void (*end)(struct xp_pf *pf);
     /* After the last event: the format's trailer.  0, or -1 with err set. */
     int (*finish)(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen);
+    /* Frees what the format kept (after finish, or on an error); may be NULL. */
+    void (*release)(struct xp_pf *pf);
 };
 
 extern const struct xp_tr_ops xp_tr_json_ops, xp_tr_proto_ops;
@@ -101,6 +103,7 @@ struct xp_pf {
     const struct xp_sites *sites; /* call-site names by stack id, may be NULL */
     struct xp_pw pw;         /* protobuf: the packet being built */
     size_t pw_packet, pw_event; /* protobuf: marks of the open packet and TrackEvent */
+    struct xp_pb_intern *intern; /* protobuf: the strings interned so far */
 };
 
 /* t - base without overflow on any input (a corrupt row may hold anything). */

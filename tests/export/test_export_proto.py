@@ -98,12 +98,26 @@ def from_json(data):
     return out
 
 
-def annotations(das):
+def annotations(das, interned):
     a = {}
     for x in das:
+        name = x.name if x.HasField('name') else interned['arg'][x.name_iid]
         which = x.WhichOneof('value')
-        a[x.name] = None if which is None else getattr(x, which)
+        if which == 'string_value_iid':
+            a[name] = interned['value'][x.string_value_iid]
+        else:
+            a[name] = None if which is None else getattr(x, which)
     return json.dumps(a, sort_keys=True)
+
+
+def intern(interned, idata):
+    """Adds a packet's InternedData (iid -> string, by kind)."""
+    for kind, entries in (('cat', idata.event_categories), ('name', idata.event_names),
+                          ('arg', idata.debug_annotation_names)):
+        for x in entries:
+            interned[kind][x.iid] = x.name
+    for x in idata.debug_annotation_string_values:
+        interned['value'][x.iid] = x.str.decode('utf-8')  # strict: must be UTF-8
 
 
 def from_proto(data):
@@ -111,10 +125,15 @@ def from_proto(data):
     trace = pb.Trace.FromString(data)
     out = {'process': [], 'slice': [], 'instant': [], 'counter': [], 'range': []}
     tracks, stacks, bad = {}, {}, []
+    interned = {'cat': {}, 'name': {}, 'arg': {}, 'value': {}}
     last = 0
     for i, p in enumerate(trace.packet):
         if p.trusted_packet_sequence_id != 1:
             bad.append('packet %d: sequence %d' % (i, p.trusted_packet_sequence_id))
+        if i == 0 and not p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            bad.append('the first packet does not clear the incremental state')
+        if p.HasField('interned_data'):
+            intern(interned, p.interned_data)
         if p.HasField('track_descriptor'):
             td = p.track_descriptor
             if td.uuid in tracks:
@@ -141,29 +160,33 @@ def from_proto(data):
         if te.track_uuid not in tracks:
             bad.append('packet %d: track %d not described before' % (i, te.track_uuid))
             continue
+        if not p.sequence_flags & pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
+            bad.append('packet %d: an event without SEQ_NEEDS_INCREMENTAL_STATE' % i)
         kind, tname = tracks[te.track_uuid]
-        a = annotations(te.debug_annotations)
-        cat = te.categories[0] if te.categories else None
+        a = annotations(te.debug_annotations, interned)
+        cats = list(te.categories) + [interned['cat'][c] for c in te.category_iids]
+        cat = cats[0] if cats else None
+        name = te.name if te.HasField('name') else interned['name'].get(te.name_iid, '')
         if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
             flow = None
             if te.flow_ids:
                 flow = ('out', te.flow_ids[0])
             elif te.terminating_flow_ids:
                 flow = ('in', te.terminating_flow_ids[0])
-            stacks.setdefault(te.track_uuid, []).append((te.name, cat, ts, a, flow))
+            stacks.setdefault(te.track_uuid, []).append((name, cat, ts, a, flow))
         elif te.type == pb.TrackEvent.TYPE_SLICE_END:
             st = stacks.get(te.track_uuid)
             if not st:
                 bad.append('packet %d: SLICE_END without a begin' % i)
                 continue
-            name, bcat, bts, ba, flow = st.pop()
+            name, bcat, bts, ba, flow = st.pop()  # an end names nothing
             if kind == 'track' and tname == name and flow is None and not tname.startswith(
                     ('stream ', 'default stream', 'per-thread default stream')):
                 out['range'].append((name, bcat, bts, ts - bts, ba, a))
             else:
                 out['slice'].append((tname, name, bcat, bts, ts - bts, ba, flow))
         elif te.type == pb.TrackEvent.TYPE_INSTANT:
-            out['instant'].append((tname, te.name, cat, ts, a))
+            out['instant'].append((tname, name, cat, ts, a))
         elif te.type == pb.TrackEvent.TYPE_COUNTER:
             out['counter'].append((tname, ts, te.counter_value))
         else:
