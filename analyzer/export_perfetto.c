@@ -1,6 +1,7 @@
-/* export_perfetto.c: `xferprof export --format perfetto`, a run database as a Chrome
- * trace-event JSON file (what Perfetto UI and chrome://tracing open); docs/export.md
- * says what each event is.
+/* export_perfetto.c: `xferprof export --format perfetto|perfetto-proto`, a run database
+ * as a trace that Perfetto UI opens: Chrome trace-event JSON (export_trace_json.c) or
+ * Perfetto's protobuf trace (export_perfetto_proto.c), from the same rows walked here;
+ * docs/export.md says what each event is.
  *
  * One pass, streamed: every kind of event is its own query ordered by time,
  * and the queries are merged here (as a k-way merge), so the output is
@@ -17,7 +18,6 @@
 
 #include "export_trace.h"
 #include "xp_cuda_status.h"
-#include "xp_json.h"
 #include "xp_progress.h"
 
 /* ---- the sources ------------------------------------------------------- */
@@ -186,9 +186,7 @@ static void xp_emit_error(struct xp_pf *pf, sqlite3_stmt *st)
     if (t == NULL)
         return;
     snprintf(name, sizeof name, "%s failed", api ? api : "call");
-    xp_tr_ev(pf, name, -1, "error", "i", start, t->tid);
-    fputs(",\"s\":\"t\"", pf->out);
-    xp_tr_args(pf);
+    xp_tr_instant(pf, t, name, "error", start);
     xp_tr_arg_col(pf, "api", st, E_API);
     xp_arg_status(pf, st, E_STATUS, E_LAYER);
     xp_tr_arg_col(pf, "detail", st, E_DETAIL);
@@ -217,11 +215,13 @@ static void xp_emit_alloc(struct xp_pf *pf, sqlite3_stmt *st)
     int64_t t = sqlite3_column_int64(st, A_T), delta = sqlite3_column_int64(st, A_DELTA);
     int64_t *live;
     int64_t device = sqlite3_column_int64(st, A_DEVICE);
-    bool pinned = sqlite3_column_int(st, A_PINNED) != 0;
+    bool pinned = sqlite3_column_int(st, A_PINNED) != 0, first = false;
 
-    if (pinned)
+    if (pinned) {
         live = &pf->pinned_live;
-    else {
+        first = !pf->pinned_seen;
+        pf->pinned_seen = true;
+    } else {
         size_t i = 0;
         while (i < pf->ndevs && pf->devs[i].device != device)
             i++;
@@ -235,17 +235,14 @@ static void xp_emit_alloc(struct xp_pf *pf, sqlite3_stmt *st)
             pf->devs[i].device = device;
             pf->devs[i].live = 0;
             pf->ndevs++;
+            first = true;
         }
         live = &pf->devs[i].live;
     }
     if (__builtin_add_overflow(*live, delta, live))
         *live = delta < 0 ? INT64_MIN : INT64_MAX;
-    xp_tr_ev(pf, pinned ? "pinned host memory" : "device memory", -1, "memory", "C", t, pf->pid);
-    if (!pinned)
-        fprintf(pf->out, ",\"id\":\"%" PRId64 "\"", device);
-    xp_tr_args(pf);
-    xp_tr_arg_i64(pf, "bytes", *live);
-    xp_tr_end(pf);
+    xp_tr_counter(pf, pinned ? "pinned host memory" : "device memory", pinned ? -1 : device,
+                  first, t, *live);
 }
 
 /* NVTX ranges (the nvtx_ranges table, when the database has one).  A range
@@ -287,28 +284,27 @@ static const char xp_finish_sql[] =
     "SELECT id, name, domain, coalesce(end_tid, tid), max(coalesce(end_ns, ?1), start_ns) AS t,"
     " 0, 0, end_ns IS NULL FROM nvtx_ranges WHERE kind = 'startend' ORDER BY t, id";
 
-static void xp_emit_async(struct xp_pf *pf, sqlite3_stmt *st, const char *ph)
+static void xp_emit_async(struct xp_pf *pf, sqlite3_stmt *st, bool begin)
 {
     int64_t t_ns = sqlite3_column_int64(st, N_START);
     struct xp_track *t = xp_tr_thread(pf, sqlite3_column_int64(st, N_TID), t_ns);
     if (t == NULL)
         return;
     const char *name = (const char *)sqlite3_column_text(st, N_NAME);
-    xp_tr_ev(pf, name, name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", ph, t_ns, t->tid);
-    fprintf(pf->out, ",\"id\":\"0x%" PRIx64 "\"", (uint64_t)sqlite3_column_int64(st, N_ID));
-    xp_tr_args(pf);
+    xp_tr_async(pf, t, name, name ? sqlite3_column_bytes(st, N_NAME) : 0, "nvtx", begin,
+                (uint64_t)sqlite3_column_int64(st, N_ID), t_ns);
     xp_nvtx_args(pf, st);
     xp_tr_end(pf);
 }
 
 static void xp_emit_begin(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    xp_emit_async(pf, st, "b");
+    xp_emit_async(pf, st, true);
 }
 
 static void xp_emit_finish(struct xp_pf *pf, sqlite3_stmt *st)
 {
-    xp_emit_async(pf, st, "e");
+    xp_emit_async(pf, st, false);
 }
 
 /* ---- driver ------------------------------------------------------------ */
@@ -349,56 +345,21 @@ static int64_t xp_meta_int(sqlite3 *db, const char *key, int64_t def)
     return v;
 }
 
-/* The process_name metadata event (the command line), first in the file. */
+/* The process, named by its command line, first in the trace. */
 static void xp_process_name(struct xp_pf *pf, sqlite3 *db)
 {
     sqlite3_stmt *st;
-    xp_tr_ev(pf, "process_name", -1, NULL, "M", pf->base_ns, pf->pid);
-    xp_tr_args(pf);
-    xp_tr_key(pf, "name");
+    char name[40];
     if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'cmdline'", -1, &st, NULL) ==
             SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
-        xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, 0) : 0);
-    } else
-        fprintf(pf->out, "\"pid %" PRId64 "\"", pf->pid);
+        xp_tr_process(pf, s ? s : "", s ? sqlite3_column_bytes(st, 0) : 0);
+    } else {
+        snprintf(name, sizeof name, "pid %" PRId64, pf->pid);
+        xp_tr_process(pf, name, -1);
+    }
     sqlite3_finalize(st);
-    xp_tr_end(pf);
-}
-
-/* The trace's "metadata" object: every meta row about the run as a string
- * (not the analyzer's own bookkeeping of the frames it stored, which a
- * `report` in between changes: the same run exports the same trace). */
-static int xp_metadata(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen)
-{
-    sqlite3_stmt *st;
-    int rc, n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT key, value FROM meta WHERE key NOT LIKE 'stack!_frames!_%' "
-                           "ESCAPE '!' ORDER BY key",
-                           -1, &st, NULL) !=
-        SQLITE_OK) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        return -1;
-    }
-    fputs(",\n\"metadata\":{\"source\":\"xferprof export\",\"xferprof\":{", pf->out);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0);
-        const char *v = (const char *)sqlite3_column_text(st, 1);
-        if (n++)
-            putc(',', pf->out);
-        xp_json_write_string(pf->out, k ? k : "", k ? (size_t)sqlite3_column_bytes(st, 0) : 0);
-        putc(':', pf->out);
-        xp_json_write_string(pf->out, v, v ? (size_t)sqlite3_column_bytes(st, 1) : 0);
-    }
-    fputs("}}", pf->out);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        return -1;
-    }
-    return 0;
 }
 
 /* Where a range that was never closed ends: the last time anything was
@@ -433,8 +394,8 @@ static bool xp_has_table(sqlite3 *db, const char *name)
     return yes;
 }
 
-int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, char *note,
-                       size_t notelen, char *err, size_t errlen)
+int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, bool proto, FILE *out,
+                       char *note, size_t notelen, char *err, size_t errlen)
 {
     struct xp_src src[] = {
         {xp_copies_sql, xp_copy_cols.start, xp_copy_cols.dur, xp_emit_copy, NULL, false, 0, 0},
@@ -448,7 +409,8 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, cha
         {xp_finish_sql, N_START, -1, xp_emit_finish, NULL, false, 0, 0},
     };
     const size_t nsrc = sizeof src / sizeof src[0], first_nvtx = 5;
-    struct xp_pf pf = {.out = out, .sites = sites};
+    struct xp_pf pf = {.out = out, .sites = sites,
+                       .ops = proto ? &xp_tr_proto_ops : &xp_tr_json_ops};
     int ret = -1;
 
     if (note && notelen)
@@ -497,7 +459,7 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, cha
     if (pf.base_ns == INT64_MAX)
         pf.base_ns = 0;
 
-    fputs("{\"traceEvents\":[", out);
+    pf.ops->start(&pf);
     xp_process_name(&pf, db);
     xp_tr_thread(&pf, pf.pid, pf.base_ns); /* the counters' track, and the main thread's */
     uint64_t rows = 0;
@@ -518,15 +480,16 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, cha
         if (xp_step(db, best, err, errlen) != 0)
             goto done;
     }
-    fputs("\n],\n\"displayTimeUnit\":\"ns\"", out);
-    if (xp_metadata(&pf, db, err, errlen) != 0)
+    if (xp_tr_finish(&pf, db, err, errlen) != 0)
         goto done;
-    fputs("}\n", out);
     ret = 0;
 done:
     for (size_t i = 0; i < nsrc; i++)
         sqlite3_finalize(src[i].st);
     free(pf.tracks);
     free(pf.devs);
+    if (pf.ops->release)
+        pf.ops->release(&pf);
+    xp_pw_free(&pf.pw);
     return ret;
 }

@@ -1,4 +1,4 @@
-/* export_trace.c: the trace-event JSON of `xferprof export --format perfetto`: events, their args, the tracks of threads and streams, and slices kept nested. */
+/* export_trace.c: the trace of `xferprof export --format perfetto|perfetto-proto` apart from its format: events and their args handed to the format's emitter, the tracks of threads and streams, and slices kept nested. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -6,27 +6,11 @@
 #include <string.h>
 
 #include "export_trace.h"
-#include "xp_json.h"
 
-/* ---- writing ------------------------------------------------------------ */
-
-/* ns as microseconds with three decimals: exact to the ns, no floating point
- * (so no rounding, and never NaN or an exponent). */
-static void xp_tr_put_us(FILE *out, int64_t ns)
-{
-    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    unsigned frac = (unsigned)(a % 1000);
-    char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
-                 (char)('0' + frac % 10), 0};
-    if (ns < 0)
-        putc_unlocked('-', out);
-    /* a / 1000 < 2^64 / 1000 fits an int64_t. */
-    xp_export_put_i64(out, (int64_t)(a / 1000));
-    fputs_unlocked(f, out);
-}
+/* ---- events, through the format's emitter ------------------------------- */
 
 /* t - base without overflow on any input (a corrupt row may hold anything). */
-static int64_t xp_tr_rel(const struct xp_pf *pf, int64_t t)
+int64_t xp_tr_rel(const struct xp_pf *pf, int64_t t)
 {
     int64_t r;
     if (__builtin_sub_overflow(t, pf->base_ns, &r))
@@ -34,75 +18,50 @@ static int64_t xp_tr_rel(const struct xp_pf *pf, int64_t t)
     return r;
 }
 
-/* Starts an event: name, cat, ph, ts, pid, tid.  name_len -1: strlen. */
-void xp_tr_ev(struct xp_pf *pf, const char *name, int name_len, const char *cat,
-              const char *ph, int64_t t_ns, int64_t tid)
+/* Formats that end slices with an event of their own (protobuf) need the
+ * events in time order: before anything at t, every slice that ended by t
+ * ends, earliest first.  Tracks are few (threads and streams), so a scan
+ * finds the earliest. */
+static void xp_tr_advance(struct xp_pf *pf, int64_t t)
 {
-    FILE *out = pf->out;
-    fputs_unlocked(pf->nevents++ ? ",\n{\"name\":" : "\n{\"name\":", out);
-    if (name == NULL)
-        name = "";
-    xp_json_write_string(out, name, name_len < 0 ? strlen(name) : (size_t)name_len);
-    if (cat != NULL) {
-        fputs_unlocked(",\"cat\":\"", out);
-        fputs_unlocked(cat, out);
-        putc_unlocked('"', out);
+    if (pf->ops->slice_end == NULL)
+        return;
+    while (pf->next_end <= t) {
+        struct xp_track *m = NULL;
+        for (size_t i = 0; i < pf->cap; i++) {
+            struct xp_track *c = &pf->tracks[i];
+            if (c->kind != 0 && c->depth > 0 &&
+                (m == NULL || c->ends[c->depth - 1] < m->ends[m->depth - 1]))
+                m = c;
+        }
+        pf->next_end = m ? m->ends[m->depth - 1] : INT64_MAX;
+        if (m == NULL || pf->next_end > t)
+            break;
+        m->depth--;
+        pf->ops->slice_end(pf, m, pf->next_end);
     }
-    fputs_unlocked(",\"ph\":\"", out);
-    fputs_unlocked(ph, out);
-    fputs_unlocked("\",\"ts\":", out);
-    xp_tr_put_us(out, xp_tr_rel(pf, t_ns));
-    fputs_unlocked(",\"pid\":", out);
-    xp_export_put_i64(out, pf->pid);
-    fputs_unlocked(",\"tid\":", out);
-    xp_export_put_i64(out, tid);
-}
-
-void xp_tr_dur(struct xp_pf *pf, int64_t dur_ns)
-{
-    fputs_unlocked(",\"dur\":", pf->out);
-    xp_tr_put_us(pf->out, dur_ns);
-}
-
-void xp_tr_args(struct xp_pf *pf)
-{
-    fputs_unlocked(",\"args\":{", pf->out);
-    pf->nargs = 0;
-}
-
-void xp_tr_key(struct xp_pf *pf, const char *key)
-{
-    fputs_unlocked(pf->nargs++ ? ",\"" : "\"", pf->out);
-    fputs_unlocked(key, pf->out);
-    fputs_unlocked("\":", pf->out);
 }
 
 void xp_tr_arg_i64(struct xp_pf *pf, const char *key, int64_t v)
 {
-    xp_tr_key(pf, key);
-    xp_export_put_i64(pf->out, v);
+    pf->ops->arg_i64(pf, key, v);
 }
 
 void xp_tr_arg_hex(struct xp_pf *pf, const char *key, int64_t v)
 {
-    xp_tr_key(pf, key);
-    putc_unlocked('"', pf->out);
-    xp_export_put_hex(pf->out, (uint64_t)v);
-    putc_unlocked('"', pf->out);
+    pf->ops->arg_hex(pf, key, (uint64_t)v);
 }
 
 void xp_tr_arg_str(struct xp_pf *pf, const char *key, const char *s)
 {
-    xp_tr_key(pf, key);
-    xp_json_write_string(pf->out, s, s ? strlen(s) : 0);
+    pf->ops->arg_str(pf, key, s, s ? strlen(s) : 0);
 }
 
 /* Column i of st as a JSON string, null when NULL. */
 void xp_tr_arg_col(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int i)
 {
-    xp_tr_key(pf, key);
     const char *s = (const char *)sqlite3_column_text(st, i);
-    xp_json_write_string(pf->out, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
+    pf->ops->arg_str(pf, key, s, s ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
 /* "site": the name of the call site whose stacks.id is column i, and
@@ -121,16 +80,47 @@ void xp_tr_arg_site(struct xp_pf *pf, sqlite3_stmt *st, int i)
 /* Column i as a JSON integer, null when NULL. */
 void xp_tr_arg_coli(struct xp_pf *pf, const char *key, sqlite3_stmt *st, int i)
 {
-    if (sqlite3_column_type(st, i) == SQLITE_NULL) {
-        xp_tr_key(pf, key);
-        fputs_unlocked("null", pf->out);
-    } else
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        pf->ops->arg_str(pf, key, NULL, 0);
+    else
         xp_tr_arg_i64(pf, key, sqlite3_column_int64(st, i));
 }
 
 void xp_tr_end(struct xp_pf *pf)
 {
-    fputs_unlocked("}}", pf->out); /* args, event */
+    pf->ops->end(pf);
+}
+
+void xp_tr_process(struct xp_pf *pf, const char *name, int name_len)
+{
+    pf->ops->process(pf, name, name_len);
+}
+
+void xp_tr_instant(struct xp_pf *pf, struct xp_track *t, const char *name, const char *cat,
+                   int64_t t_ns)
+{
+    xp_tr_advance(pf, t_ns);
+    pf->ops->instant(pf, t, name, -1, cat, t_ns);
+}
+
+void xp_tr_async(struct xp_pf *pf, struct xp_track *t, const char *name, int name_len,
+                 const char *cat, bool begin, uint64_t id, int64_t t_ns)
+{
+    xp_tr_advance(pf, t_ns);
+    pf->ops->async(pf, t, name, name_len, cat, begin, id, t_ns);
+}
+
+void xp_tr_counter(struct xp_pf *pf, const char *name, int64_t id, bool first, int64_t t_ns,
+                   int64_t value)
+{
+    xp_tr_advance(pf, t_ns);
+    pf->ops->counter(pf, name, id, first, t_ns, value);
+}
+
+int xp_tr_finish(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen)
+{
+    xp_tr_advance(pf, INT64_MAX);
+    return pf->ops->finish(pf, db, err, errlen);
 }
 
 /* "4.0 MiB": the name of a copy or memset, short enough for a slice. */
@@ -207,10 +197,7 @@ struct xp_track *xp_tr_thread(struct xp_pf *pf, int64_t tid, int64_t t_ns)
         char name[40];
         t->tid = tid;
         snprintf(name, sizeof name, "tid %" PRId64, tid);
-        xp_tr_ev(pf, "thread_name", -1, NULL, "M", t_ns, tid);
-        xp_tr_args(pf);
-        xp_tr_arg_str(pf, "name", name);
-        xp_tr_end(pf);
+        pf->ops->track(pf, t, name, t_ns);
     }
     return t;
 }
@@ -243,15 +230,7 @@ struct xp_track *xp_tr_stream(struct xp_pf *pf, int64_t device, int64_t stream,
         else
             snprintf(name, sizeof name, "stream 0x%" PRIx64 " (device %" PRId64 ")",
                      (uint64_t)stream, device);
-        xp_tr_ev(pf, "thread_name", -1, NULL, "M", t_ns, t->tid);
-        xp_tr_args(pf);
-        xp_tr_arg_str(pf, "name", name);
-        xp_tr_end(pf);
-        /* Below the process's threads in the viewer. */
-        xp_tr_ev(pf, "thread_sort_index", -1, NULL, "M", t_ns, t->tid);
-        xp_tr_args(pf);
-        xp_tr_arg_i64(pf, "sort_index", t->tid);
-        xp_tr_end(pf);
+        pf->ops->track(pf, t, name, t_ns);
     }
     return t;
 }
@@ -261,7 +240,8 @@ struct xp_track *xp_tr_stream(struct xp_pf *pf, int64_t device, int64_t stream,
  * write, shortened to end within the enclosing slice, and sets *clamped.
  * Calls of one thread never overlap; async operations issued to one stream
  * from two threads can. */
-static int64_t xp_tr_nest(struct xp_track *t, int64_t start, int64_t dur, bool *clamped)
+static int64_t xp_tr_nest(struct xp_track *t, int64_t start, int64_t dur, bool *clamped,
+                          int64_t *end_out, bool *pushed)
 {
     *clamped = false;
     if (dur < 0)
@@ -276,16 +256,17 @@ static int64_t xp_tr_nest(struct xp_track *t, int64_t start, int64_t dur, bool *
         dur = end - start;
         *clamped = true;
     }
-    if (t->depth < XP_NEST_MAX)
+    *pushed = t->depth < XP_NEST_MAX;
+    if (*pushed)
         t->ends[t->depth++] = end;
     else if (dur > 0) {
         dur = 0;
+        end = start;
         *clamped = true;
     }
+    *end_out = end;
     return dur;
 }
-
-
 
 /* Starts a complete event on track t: nests it (xp_tr_nest), writes its head,
  * dur and flow and opens its args; xp_tr_slice_end closes it. */
@@ -293,15 +274,15 @@ void xp_tr_slice(struct xp_pf *pf, struct xp_track *t, const char *name, int nam
                  const char *cat, int64_t start, int64_t dur, struct xp_flow flow,
                  bool *clamped)
 {
-    dur = xp_tr_nest(t, start, dur, clamped);
-    xp_tr_ev(pf, name, name_len, cat, "X", start, t->tid);
-    xp_tr_dur(pf, dur);
-    if (flow.id) {
-        fputs_unlocked(",\"bind_id\":", pf->out);
-        xp_export_put_i64(pf->out, (int64_t)flow.id);
-        fputs_unlocked(flow.in ? ",\"flow_in\":true" : ",\"flow_out\":true", pf->out);
-    }
-    xp_tr_args(pf);
+    bool pushed;
+    int64_t end;
+    xp_tr_advance(pf, start);
+    dur = xp_tr_nest(t, start, dur, clamped, &end, &pushed);
+    if (pushed && end < pf->next_end)
+        pf->next_end = end;
+    pf->unpushed = pushed ? NULL : t;
+    pf->unpushed_end = end;
+    pf->ops->slice(pf, t, name, name_len, cat, start, dur, flow);
 }
 
 /* xp_tr_slice on the thread of column tid_col, at columns start_col and
@@ -323,4 +304,7 @@ void xp_tr_slice_end(struct xp_pf *pf, bool clamped)
     if (clamped)
         xp_tr_arg_i64(pf, "clamped", 1);
     xp_tr_end(pf);
+    if (pf->unpushed && pf->ops->slice_end)
+        pf->ops->slice_end(pf, pf->unpushed, pf->unpushed_end);
+    pf->unpushed = NULL;
 }

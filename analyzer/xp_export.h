@@ -38,12 +38,13 @@ int xp_export_sites(sqlite3 *db, const char *path, bool writable, struct xp_site
 void xp_export_sites_free(struct xp_sites *s);
 
 /* Chrome trace-event JSON (object form), which Perfetto UI and
- * chrome://tracing open; what it holds is described in docs/export.md.
+ * chrome://tracing open, or with proto Perfetto's protobuf trace (a Trace
+ * message: its TracePackets); what it holds is described in docs/export.md.
  * Copies, memsets and syncs name their call site from sites (may be NULL).
  * note (OUT, may be set even on success) says what was left out, e.g. an
  * nvtx_ranges table of an unknown shape; empty when nothing was. */
-int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, FILE *out, char *note,
-                       size_t notelen, char *err, size_t errlen);
+int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, bool proto, FILE *out,
+                       char *note, size_t notelen, char *err, size_t errlen);
 
 /* The copies view as RFC 4180 CSV: a header row with every column of the
  * view in its order, then one row per copy in id order. */

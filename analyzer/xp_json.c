@@ -75,7 +75,7 @@ void xp_json_end(struct xp_json *j)
 /* Length of the well-formed UTF-8 sequence starting at p (at most n bytes
  * available), or 0 when it is ill-formed (overlong, surrogate, above
  * U+10FFFF, truncated, stray continuation byte): Unicode's table 3-7. */
-static size_t xp_utf8_len(const unsigned char *p, size_t n)
+size_t xp_json_utf8_len(const unsigned char *p, size_t n)
 {
     unsigned char c = p[0];
     size_t len;
@@ -146,7 +146,7 @@ void xp_json_write_string(FILE *out, const char *s, size_t n)
             fputs_unlocked(e, out);
             i++;
         } else {
-            size_t len = xp_utf8_len(p + i, n - i);
+            size_t len = xp_json_utf8_len(p + i, n - i);
             if (len == 0) {
                 /* One replacement per ill-formed byte: simple, and what
                  * Python's errors='replace' does for most inputs. */

@@ -35,6 +35,11 @@ void xp_json_double(struct xp_json *j, double v);    /* %.6g; NaN and infinities
 void xp_json_bool(struct xp_json *j, bool v);
 void xp_json_null(struct xp_json *j);
 
+/* Length of the well-formed UTF-8 sequence starting at p (at most n bytes
+ * available), or 0 when it is ill-formed (overlong, surrogate, above
+ * U+10FFFF, truncated, stray continuation byte): Unicode's table 3-7. */
+size_t xp_json_utf8_len(const unsigned char *p, size_t n);
+
 /* Writes s (n bytes) as a JSON string literal with its quotes: ", \ and
  * control characters escaped, each byte of ill-formed UTF-8 replaced by
  * U+FFFD; NULL writes null.  Fast enough for millions of strings (the

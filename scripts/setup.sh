@@ -33,20 +33,27 @@ done
 # built against (sim/meson.build). pip keeps its cache in ~/.cache/pip, so a
 # fresh clone installs again without downloading the wheels again.
 # numpy: torch warns on every run without it.
+# perfetto and protobuf: the export tests decode `export -f perfetto-proto`
+# with Perfetto's own definitions (perfetto_trace_pb2).
 TORCH_VERSION=2.5.1
 NUMPY_VERSION=2.1.3
+PERFETTO_VERSION=0.59.1
+PROTOBUF_VERSION=7.36.2
 install_torch() {
   local py=.venv/bin/python3
-  if [ -x "$py" ] && "$py" - "$TORCH_VERSION" "$NUMPY_VERSION" <<'PY' 2>/dev/null
+  if [ -x "$py" ] && "$py" - "$TORCH_VERSION" "$NUMPY_VERSION" "$PERFETTO_VERSION" \
+      "$PROTOBUF_VERSION" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
-sys.exit(0 if (m.version('torch'), m.version('numpy')) == tuple(sys.argv[1:3]) else 1)
+have = tuple(m.version(p) for p in ('torch', 'numpy', 'perfetto', 'protobuf'))
+sys.exit(0 if have == tuple(sys.argv[1:5]) else 1)
 PY
   then
     return 0
   fi
-  echo "xferprof setup: installing torch $TORCH_VERSION and numpy $NUMPY_VERSION into .venv (several GB the first time)" >&2
+  echo "xferprof setup: installing torch $TORCH_VERSION, numpy $NUMPY_VERSION, perfetto $PERFETTO_VERSION and protobuf $PROTOBUF_VERSION into .venv (several GB the first time)" >&2
   [ -x "$py" ] || /usr/bin/python3 -m venv .venv
-  "$py" -m pip install -q "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION"
+  "$py" -m pip install -q "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" \
+    "perfetto==$PERFETTO_VERSION" "protobuf==$PROTOBUF_VERSION"
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
