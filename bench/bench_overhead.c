@@ -3,7 +3,7 @@
  * (run with XFERPROF_SIM_LATENCY=0), with and without the preload: the
  * difference per call is what the profiler adds.
  *
- *   bench_overhead time N [REPS [FRAMES [BYTES [same|new]]]]
+ *   bench_overhead time N [REPS [FRAMES [BYTES [same|new [SITES]]]]]
  *       prints "ns_per_call X": the best of REPS runs of N calls, made from
  *       FRAMES (default 32) nested frames of this program, so that a 32-frame
  *       stack is full; only the calls are timed, the stream is drained
@@ -13,7 +13,10 @@
  *       copy sends the same bytes, so from 64 KiB on each repeated sample is
  *       confirmed by a full hash; new: a counter in the first 8 bytes makes
  *       every copy new content (a changed sample, no confirmation)
- *   bench_overhead cputime N [REPS [FRAMES [BYTES [same|new]]]]
+ *       SITES (default 1): the calls come from that many call sites in
+ *       turn (distinct functions, so distinct stacks: a real program has
+ *       hundreds; at most 64)
+ *   bench_overhead cputime N [REPS [FRAMES [BYTES [same|new [SITES]]]]]
  *       as time, and also prints "cpu_ns_per_call X": the best of REPS runs
  *       of the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, user and
  *       system) per call.  What a tool costs the program's thread itself:
@@ -78,6 +81,24 @@ static bool new_content;
 static bool cpu_clock;
 static uint64_t cpu_spent;
 
+/* Call sites the copies come from in turn (bench_overhead time ... SITES):
+ * 64 functions alike but for their address, each a stack of its own. */
+static int sites = 1;
+typedef cudaError_t (*site_fn)(void *, const void *, cudaStream_t);
+#define SITE(k)                                                                                   \
+    __attribute__((noinline)) static cudaError_t site_##k(void *d, const void *p, cudaStream_t s) \
+    {                                                                                             \
+        cudaError_t r = cudaMemcpyAsync(d, p, copy_bytes, cudaMemcpyHostToDevice, s);             \
+        __asm__ volatile("" : : "r"(r) : "memory"); /* no tail call: this frame stays */          \
+        return r;                                                                                 \
+    }
+#define SITE8(k) SITE(k##0) SITE(k##1) SITE(k##2) SITE(k##3) SITE(k##4) SITE(k##5) SITE(k##6) SITE(k##7)
+SITE8(0) SITE8(1) SITE8(2) SITE8(3) SITE8(4) SITE8(5) SITE8(6) SITE8(7)
+#define SITE8_REF(k) site_##k##0, site_##k##1, site_##k##2, site_##k##3, site_##k##4, site_##k##5, \
+                     site_##k##6, site_##k##7
+static const site_fn site_fns[64] = {SITE8_REF(0), SITE8_REF(1), SITE8_REF(2), SITE8_REF(3),
+                                     SITE8_REF(4), SITE8_REF(5), SITE8_REF(6), SITE8_REF(7)};
+
 /* n calls in batches of BATCH; returns the nanoseconds spent in the calls.
  * noinline: the function callgrind's --toggle-collect counts
  * (bench/run_peers.sh). */
@@ -93,7 +114,8 @@ __attribute__((noinline)) static uint64_t calls(void *dev, const void *pinned, c
         for (long i = 0; i < k; i++) {
             if (new_content)
                 memcpy((void *)pinned, &(uint64_t){(uint64_t)(done + i) ^ t0}, sizeof(uint64_t));
-            ok(cudaMemcpyAsync(dev, pinned, copy_bytes, cudaMemcpyHostToDevice, s),
+            ok(sites > 1 ? site_fns[(done + i) % sites](dev, pinned, s)
+                         : cudaMemcpyAsync(dev, pinned, copy_bytes, cudaMemcpyHostToDevice, s),
                "cudaMemcpyAsync");
         }
         spent += now_ns() - t0;
@@ -172,7 +194,7 @@ int main(int argc, char **argv)
     if (argc < 3 || (strcmp(argv[1], "time") != 0 && strcmp(argv[1], "cputime") != 0 &&
                      strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "unwind") != 0 &&
                      strcmp(argv[1], "nvtx") != 0)) {
-        fprintf(stderr, "usage: bench_overhead time|cputime N [REPS [FRAMES [BYTES [same|new]]]] "
+        fprintf(stderr, "usage: bench_overhead time|cputime N [REPS [FRAMES [BYTES [same|new [SITES]]]]] "
                         "| kill N | unwind N [FRAMES] | nvtx N [REPS]\n");
         return 2;
     }
@@ -203,6 +225,9 @@ int main(int argc, char **argv)
     int frames = argc > 4 ? atoi(argv[4]) : 32;
     long bytes = argc > 5 ? strtol(argv[5], NULL, 10) : 8;
     new_content = argc > 6 && strcmp(argv[6], "new") == 0;
+    sites = argc > 7 ? atoi(argv[7]) : 1;
+    if (sites < 1 || sites > 64)
+        return 2;
     if (n <= 0 || reps <= 0 || frames <= 0 || frames > 10000 || bytes <= 0 ||
         bytes > (1l << 30) || (argc > 6 && !new_content && strcmp(argv[6], "same") != 0))
         return 2;

@@ -88,6 +88,20 @@ static bool cache_hit(const xp_cached_stack *e, const xp_call_site *site, int de
     return true;
 }
 
+/* Where a new entry for a key whose two sets are `sets` goes: a free way
+ * (never used, or of an earlier generation) of either set, else the next
+ * way in turn of the first. */
+static xp_cached_stack *cache_slot(xp_stack_thread *st, const unsigned sets[2], uint64_t gen)
+{
+    for (int k = 0; k < 2; k++)
+        for (int w = 0; w < XP_STACK_CACHE_WAYS; w++) {
+            xp_cached_stack *e = &st->cache[sets[k]][w];
+            if (e->id == 0 || e->generation != gen)
+                return e;
+        }
+    return &st->cache[sets[0]][st->cache_next[sets[0]]++ % XP_STACK_CACHE_WAYS];
+}
+
 /* ---- room to walk -------------------------------------------------------- */
 
 /* Bytes of stack a walk needs below xp_stack_capture's frame.  Measured
@@ -263,9 +277,19 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
      * eval loop runs many lines): they are part of the cache key. */
     uint64_t pyh;
     int npy = xp_python_capture(j, st->py, XP_PY_MAX_FRAMES, &pyh);
-    for (int w = 0; w < XP_STACK_CACHE_WAYS; w++)
-        if (cache_hit(&st->cache[w], site, depth, gen, pyh))
-            return st->cache[w].id;
+    /* Two sets a key may be in (two hashes of it: return addresses and
+     * stack pointers differ in their low bits from site to site); a new
+     * entry goes where there is room, so that no set overflows while the
+     * cache has room ("two choices": with one, some set drew more of 64
+     * sites than it had ways, and those missed every time). */
+    uint64_t key = (uint64_t)site->ret * 0x9e3779b97f4a7c15ull ^ (uint64_t)site->sp ^ pyh;
+    key = (key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull;
+    unsigned sets[2] = {(unsigned)(key >> 58) % XP_STACK_CACHE_SETS,
+                        (unsigned)(key >> 32) % XP_STACK_CACHE_SETS};
+    for (int k = 0; k < 2; k++)
+        for (int w = 0; w < XP_STACK_CACHE_WAYS; w++)
+            if (cache_hit(&st->cache[sets[k]][w], site, depth, gen, pyh))
+                return st->cache[sets[k]][w].id;
 
     if (room(st, (uintptr_t)__builtin_frame_address(0)) < MIN_ROOM) {
         atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed);
@@ -284,7 +308,7 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
     /* Cache it only if it really starts at this site (it does unless the
      * unwinder lost its way) and fits. */
     if (n <= XP_STACK_CACHE_FRAMES && st->frames[0] == site->ret) {
-        xp_cached_stack *e = &st->cache[st->cache_next++ % XP_STACK_CACHE_WAYS];
+        xp_cached_stack *e = cache_slot(st, sets, gen);
         e->ret = site->ret;
         e->sp = site->sp;
         e->id = id;

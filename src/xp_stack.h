@@ -22,9 +22,18 @@ typedef struct xp_call_site {
 
 /* A stack the thread walked recently: slot[i] is where frame[i] (a return
  * address) was found on the stack; frame[0] is the site's own return
- * address, checked through the key. */
+ * address, checked through the key.  The cache holds XP_STACK_CACHE_SETS
+ * sets of XP_STACK_CACHE_WAYS, a site's set chosen by a hash of its key: a
+ * training loop calls from dozens of sites in turn, and with 4 entries every
+ * call missed and was unwound (34,000 instructions and 74 system calls a
+ * copy with 64 sites in turn: libunwind looks each frame up; with 2 ways a
+ * set, the sets that drew 3 of the 64 sites still missed every time).
+ * Stacks deeper than XP_STACK_CACHE_FRAMES (the default depth) are walked
+ * every time.  About 600 bytes an entry, in the thread's mmap'ed block,
+ * touched only as used (docs/performance.md). */
+#define XP_STACK_CACHE_SETS 64
 #define XP_STACK_CACHE_WAYS 4
-#define XP_STACK_CACHE_FRAMES 64
+#define XP_STACK_CACHE_FRAMES 32
 typedef struct xp_cached_stack {
     uintptr_t ret, sp;
     uint64_t id;
@@ -41,8 +50,8 @@ typedef struct xp_cached_stack {
 
 /* A thread's part of its xp_thread.h block. */
 typedef struct xp_stack_thread {
-    xp_cached_stack cache[XP_STACK_CACHE_WAYS];
-    unsigned cache_next;
+    xp_cached_stack cache[XP_STACK_CACHE_SETS][XP_STACK_CACHE_WAYS];
+    uint8_t cache_next[XP_STACK_CACHE_SETS];   /* the way a set fills next */
     /* The thread's own stack [lo, hi), looked up once (bounds_known; lo 0:
      * no limit known), and the alternate signal stack [alt_lo, alt_hi) it
      * was last seen running on. */
@@ -63,8 +72,8 @@ typedef struct xp_stack_thread {
  * frames (xp_python.h) are part of the stack: of its id, of the record, and
  * of the cache key below.
  *
- * A call from the same site with the same stack pointer as one of the
- * thread's last few is answered from a cache, after checking that every
+ * A call from the same site with the same stack pointer as one the thread
+ * made recently is answered from a cache, after checking that every
  * return address of the cached stack is still in its slot on the stack
  * (then the call chain is the same one); anything else is unwound, if the
  * stack it runs on (the thread's, or the alternate signal stack) has room

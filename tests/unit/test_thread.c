@@ -19,12 +19,12 @@ static void *use_block(void *arg)
     (void)arg;
     xp_thread *t = xp_thread_get();
     if (t == NULL || xp_thread_get() != t || t->where[5].valid || t->nvtx.n != 0 ||
-        t->stack.bounds_known || t->stack.cache[0].id != 0)
+        t->stack.bounds_known || t->stack.cache[0][0].id != 0)
         return NULL;
     t->where[5].valid = true;
     t->nvtx.n = 3;
     t->stack.bounds_known = true;
-    t->stack.cache[0].id = 42;
+    t->stack.cache[0][0].id = 42;
     return t;
 }
 
