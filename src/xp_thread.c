@@ -2,10 +2,12 @@
  * at its exit (a pthread key's destructor) and reused from a list. */
 #include "xp_thread.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 __thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
 
@@ -31,6 +33,26 @@ static void on_thread_exit(void *p)
     atomic_store_explicit(&t->in_use, false, memory_order_release);
 }
 
+/* Zeroes what the last thread to hold t left in it.  The whole pages in it
+ * (most of the block is the stack cache, xp_stack.h) are given back to the
+ * kernel instead, which zero-fills them when next touched: a reused block
+ * then holds only the pages its new thread uses, as a new one does. */
+static void clear(xp_thread *t)
+{
+    char *lo = (char *)t + offsetof(xp_thread, where), *hi = (char *)t + sizeof *t;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    char *a = (char *)(((uintptr_t)lo + page - 1) & ~(page - 1));
+    char *b = (char *)((uintptr_t)hi & ~(page - 1));
+    int saved = errno;   /* the program's, whatever madvise says */
+    if (b > a && madvise(a, (size_t)(b - a), MADV_DONTNEED) == 0) {
+        memset(lo, 0, (size_t)(a - lo));
+        memset(b, 0, (size_t)(hi - b));
+    } else {
+        memset(lo, 0, (size_t)(hi - lo));
+    }
+    errno = saved;
+}
+
 /* A block no thread holds, now the caller's; NULL if none. */
 static xp_thread *claim(void)
 {
@@ -41,8 +63,7 @@ static xp_thread *claim(void)
         if (atomic_compare_exchange_strong_explicit(&t->in_use, &expected, true,
                                                     memory_order_acquire, memory_order_relaxed)) {
             /* What the last thread left: its caches point into its stack. */
-            memset((char *)t + offsetof(xp_thread, where), 0,
-                   sizeof *t - offsetof(xp_thread, where));
+            clear(t);
             return t;
         }
     }
