@@ -19,6 +19,7 @@
 #include "export_trace.h"
 #include "xp_cuda_status.h"
 #include "xp_progress.h"
+#include "xp_render.h"
 
 /* ---- the sources ------------------------------------------------------- */
 
@@ -88,7 +89,11 @@ static void xp_emit_op(struct xp_pf *pf, sqlite3_stmt *st, const struct xp_opcol
 {
     char name[64], size[32];
     const char *what = c->dir >= 0 ? (const char *)sqlite3_column_text(st, c->dir) : c->cat;
-    xp_tr_fmt_bytes(size, sizeof size, sqlite3_column_int64(st, c->bytes));
+    int64_t bytes = sqlite3_column_int64(st, c->bytes);
+    if (bytes < 0)   /* a damaged row: shown as it is */
+        snprintf(size, sizeof size, "%" PRId64 " B", bytes);
+    else
+        xp_fmt_bytes((uint64_t)bytes, size, sizeof size);
     snprintf(name, sizeof name, "%s %s", what ? what : c->cat, size);
 
     /* An async operation runs later on its stream: an arrow leads from the

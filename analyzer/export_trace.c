@@ -124,20 +124,6 @@ int xp_tr_finish(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen)
 }
 
 /* "4.0 MiB": the name of a copy or memset, short enough for a slice. */
-void xp_tr_fmt_bytes(char *buf, size_t n, int64_t b)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (b < 1024) {
-        snprintf(buf, n, "%" PRId64 " B", b);
-        return;
-    }
-    double v = (double)b;
-    size_t u = 0;
-    for (v /= 1024; v >= 1024 && u + 1 < sizeof units / sizeof units[0]; v /= 1024)
-        u++;
-    snprintf(buf, n, "%.1f %s", v, units[u]);
-}
-
 /* ---- tracks --------------------------------------------------------------- */
 
 static uint64_t xp_tr_track_hash(int kind, int64_t k1, int64_t k2)

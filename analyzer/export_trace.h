@@ -139,9 +139,6 @@ void xp_tr_counter(struct xp_pf *pf, const char *name, int64_t id, bool first, i
 /* After the last event: ends the slices still open and writes the trailer. */
 int xp_tr_finish(struct xp_pf *pf, sqlite3 *db, char *err, size_t errlen);
 
-/* "4.0 MiB": the name of a copy or memset, short enough for a slice. */
-void xp_tr_fmt_bytes(char *buf, size_t n, int64_t b);
-
 /* The track of thread tid, named ("tid N") at its first event. */
 struct xp_track *xp_tr_thread(struct xp_pf *pf, int64_t tid, int64_t t_ns);
 

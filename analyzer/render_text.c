@@ -8,7 +8,7 @@
 
 const char *xp_fmt_bytes(uint64_t b, char *buf, size_t n)
 {
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (b < 1024) {
         snprintf(buf, n, "%" PRIu64 " B", b);
         return buf;

@@ -16,22 +16,7 @@
 
 #include "xp_format.h"
 #include "xp_ingest.h"
-
-static void xp_bytes(char *buf, size_t len, long long bytes)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (bytes < 1024) {
-        snprintf(buf, len, "%lld B", bytes);
-        return;
-    }
-    double v = (double)bytes / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", v, units[u]);
-}
+#include "xp_render.h"
 
 /* Whether pid is a process that has not exited (a zombie has). */
 static bool xp_process_running(pid_t pid)
@@ -235,11 +220,12 @@ static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
     sqlite3_close(db);
 
     char b1[32], b2[32], b3[48] = "";
-    xp_bytes(b1, sizeof b1, h2d);
-    xp_bytes(b2, sizeof b2, d2h);
+    /* Sums of sizes the ingest checked: never below 0. */
+    xp_fmt_bytes((uint64_t)h2d, b1, sizeof b1);
+    xp_fmt_bytes((uint64_t)d2h, b2, sizeof b2);
     if (live > 0) {
         char b[32];
-        xp_bytes(b, sizeof b, live_bytes);
+        xp_fmt_bytes((uint64_t)live_bytes, b, sizeof b);
         snprintf(b3, sizeof b3, " (%s)", b);
     }
     fprintf(stderr,
