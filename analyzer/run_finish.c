@@ -50,22 +50,6 @@ static const char *xp_silent_rank(const xp_proc *p)
     return p->db[0] == '-' && p->db[1] == ' ' ? p->db + 2 : NULL;
 }
 
-/* The rank a database's process had (meta rank), or NULL. */
-static char *xp_db_rank(const char *path)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    char *rank = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'rank'", -1, &st, NULL) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        rank = strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return rank;
-}
-
 /* Names each rank of the job none of whose processes recorded anything
  * (its helper processes, a shell or git started by a rank that did record,
  * say nothing). */
@@ -161,7 +145,7 @@ fail:
 
 /* Prints "xferprof: pid P: DB: N copies, ..." from read-only queries.
  * Returns 0, or -1 after printing why it could not. */
-static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
+static int xp_summarize(xp_proc *p, const char *shown, bool recovered)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
@@ -196,18 +180,22 @@ static int xp_summarize(const xp_proc *p, const char *shown, bool recovered)
     }
     sqlite3_finalize(st);
     st = NULL;
-    /* Calls that are not in the database: said here, once, with why. */
+    /* Calls that are not in the database: said here, once, with why; and
+     * the process's rank, for xp_report_silent_ranks. */
     long long lost = 0;
     char reason[512] = "";
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db,
                                 "SELECT (SELECT value FROM meta WHERE key = 'records_lost'), "
-                                "(SELECT value FROM meta WHERE key = 'records_lost_reason')",
+                                "(SELECT value FROM meta WHERE key = 'records_lost_reason'), "
+                                "(SELECT value FROM meta WHERE key = 'rank')",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         lost = sqlite3_column_int64(st, 0);
         const unsigned char *why = sqlite3_column_text(st, 1);
         snprintf(reason, sizeof reason, "%s", why ? (const char *)why : "no reason recorded");
+        const unsigned char *rank = sqlite3_column_text(st, 2);
+        p->rank = rank ? strdup((const char *)rank) : NULL;
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);
@@ -321,7 +309,6 @@ void xp_run_finish(int manifest_fd, pid_t child, int status, bool quiet)
                     shown, err);
         if (!quiet)
             xp_summarize(p, shown, recovered);
-        p->rank = xp_db_rank(p->db);
     }
     if (!quiet)
         xp_report_silent_ranks(procs, n);
