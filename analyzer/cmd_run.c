@@ -497,14 +497,13 @@ int xp_command_run(int argc, char **argv)
     if (xp_output_pattern(pattern, output, sizeof output) != 0 ||
         xp_output_folder(output) != 0 || xp_output_replaceable(output) != 0)
         return 2;
-    if (setenv("XFERPROF_OUTPUT", output, 1) != 0 ||
-        (o.stack_depth && setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) != 0) ||
-        (o.fingerprint && setenv("XFERPROF_FINGERPRINT", o.fingerprint, 1) != 0) ||
-        (o.quiet && setenv("XFERPROF_QUIET", "1", 1) != 0) ||
-        (o.window[0] && setenv(xp_window_vars[0], o.window[0], 1) != 0) ||
-        (o.window[1] && setenv(xp_window_vars[1], o.window[1], 1) != 0) ||
-        (o.window[2] && setenv(xp_window_vars[2], o.window[2], 1) != 0) ||
-        (o.window[3] && setenv(xp_window_vars[3], o.window[3], 1) != 0)) {
+    bool set = setenv("XFERPROF_OUTPUT", output, 1) == 0 &&
+               (!o.stack_depth || setenv("XFERPROF_STACK_DEPTH", o.stack_depth, 1) == 0) &&
+               (!o.fingerprint || setenv("XFERPROF_FINGERPRINT", o.fingerprint, 1) == 0) &&
+               (!o.quiet || setenv("XFERPROF_QUIET", "1", 1) == 0);
+    for (size_t i = 0; set && i < sizeof xp_window_vars / sizeof xp_window_vars[0]; i++)
+        set = !o.window[i] || setenv(xp_window_vars[i], o.window[i], 1) == 0;
+    if (!set) {
         fprintf(stderr, "xferprof: setenv: %s\n", strerror(errno));
         return XP_RUN_FAILED;
     }
