@@ -59,12 +59,9 @@ def blocks(text):
             while i < len(lines) and lines[i].strip() and not lines[i].startswith(' '):
                 para.append(lines[i])
                 i += 1
-            if para[-1].endswith(':') and i < len(lines) and lines[i].startswith('  '):
-                out.append(('para', para))   # "...in another format:" then a list
-            else:
-                out.append(('para', para))
+            out.append(('para', para))
         else:
-            m = ENTRY.match(line.lstrip().rjust(len(line.lstrip()) + 2))
+            m = ENTRY.match('  ' + line.lstrip())   # "      --long" as "  --long"
             term, desc = (m.group(1), m.group(2)) if m else (line.strip(), None)
             col = line.index(desc) if desc else None
             i += 1
