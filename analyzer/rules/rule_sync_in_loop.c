@@ -27,6 +27,23 @@ static const char xp_fix_readback_pytorch[] =
     "avoid .item(), .cpu() or .tolist() every step: accumulate in a CUDA tensor (loss_sum += "
     "loss.detach()) and read it every N steps or after the loop";
 
+/* For a site whose reads completed by a sync are large downloads into
+ * pageable memory (a batch's embeddings, predictions written out): the host
+ * needs every one, so reading less often is not the fix; the staged copy is.
+ * The driver stages pageable memory through its own pinned buffer, one chunk
+ * at a time, at a fraction of the link's speed; pinned memory in two buffers
+ * makes each download faster and lets it overlap the next batch's kernels. */
+static const char xp_fix_readback_pageable[] =
+    "download into pinned memory (cudaMallocHost), two buffers in turn: record an event after "
+    "each download and wait on it only when the host reads that buffer, so batch N's download "
+    "runs at the link's full speed while batch N+1's kernels run; if the values are only needed "
+    "later, keep them on the device and download them in fewer, larger copies";
+static const char xp_fix_readback_pageable_pytorch[] =
+    "copy into preallocated pinned tensors (torch.empty(..., pin_memory=True); "
+    "dst.copy_(t, non_blocking=True)), two of them in turn, and wait on a torch.cuda.Event "
+    "before reading each, instead of .cpu() every batch; or torch.cat results on the GPU and "
+    "download them every N batches";
+
 /* For a site whose blocking copies are uploads the next call synchronized
  * (PyTorch's .to(device) without non_blocking: cudaMemcpyAsync then a
  * stream sync): the host waits for data it sends, which pinned memory and a
@@ -288,6 +305,7 @@ static int xp_site_stalls(const struct xp_tracks *T, uint32_t stack_id, uint64_t
 static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t min = r->th.sync_in_loop_min_count ? r->th.sync_in_loop_min_count : 1;
+    int64_t run_ns = xp_process_run_ns(p);   /* the capture windows' time, if any */
     struct xp_sites sites;
     xp_sites_init(&sites);
     struct xp_tracks T = {0};
@@ -329,19 +347,28 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
             continue;
         flagged[k] = true;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);
-        size_t paired = 0, paired_up = 0, n = start[k + 1] - start[k];
+        size_t paired = 0, paired_up = 0, paired_pageable = 0, n = start[k + 1] - start[k];
         for (size_t j = start[k]; j < start[k + 1]; j++) {
             const struct xp_copy *c = &p->copies[order[j]];
             paired += c->paired;
             paired_up += c->paired && c->direction == XP_DIR_H2D;
+            paired_pageable += c->paired && c->host_mem == XP_HM_PAGEABLE;
         }
-        /* Most copies completed by a sync: reads of results, or uploads. */
+        /* Most copies completed by a sync: reads of results, or uploads.
+         * Reads large enough that moving the bytes, not the call, is their
+         * time (low-bandwidth.min_bytes), into pageable memory, want pinned
+         * buffers rather than fewer reads. */
         bool upload = paired_up * 2 > n;
         bool readback = !upload && paired * 2 > n;
-        const char *fix = upload ? xp_fix_upload : readback ? xp_fix_readback : xp_fix;
-        const char *fix_pt = upload     ? xp_fix_upload_pytorch
-                             : readback ? xp_fix_readback_pytorch
-                                        : xp_fix_pytorch;
+        bool large_pageable = readback && paired_pageable * 2 > n && median >= r->th.low_bandwidth_min_bytes;
+        const char *fix = upload           ? xp_fix_upload
+                          : large_pageable ? xp_fix_readback_pageable
+                          : readback       ? xp_fix_readback
+                                           : xp_fix;
+        const char *fix_pt = upload           ? xp_fix_upload_pytorch
+                             : large_pageable ? xp_fix_readback_pageable_pytorch
+                             : readback       ? xp_fix_readback_pytorch
+                                              : xp_fix_pytorch;
         struct xp_finding *f = xp_report_add(
             r, "sync-in-loop", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
             fix, fix_pt,
@@ -355,6 +382,8 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         xp_finding_num(f, "copy_then_sync", (int64_t)paired);
         xp_finding_num(f, "stalls", (int64_t)episodes);
         xp_finding_num(f, "loop_iterations_per_stall", (int64_t)every);
+        if (run_ns > 0)
+            xp_finding_text(f, "run_share", "%.3f", (double)s->time_ns / (double)run_ns);
     }
     xp_claim_sites(r, p, site_of, flagged);
 out:

@@ -45,12 +45,14 @@ static void test_async_pageable(void **state)
 /* The fix follows what the blocking copies were: reads of results completed
  * by a sync (.item(), .cpu()): keep the value on the device; uploads
  * completed by a sync (.to(device) without non_blocking): pin and do not
- * synchronize; synchronous copies: async copies from pinned memory. */
+ * synchronize; synchronous copies: async copies from pinned memory; large
+ * reads into pageable memory completed by a sync (a batch's output written
+ * out): pinned buffers in turn, not fewer reads. */
 static void test_sync_in_loop_fix(void **state)
 {
     struct xp_process p;
     proc_init(&p);
-    struct xp_copy c[30];
+    struct xp_copy c[50];
     size_t n = 0;
     for (size_t i = 0; i < 10; i++) {
         c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)i, 100, 1);
@@ -58,6 +60,10 @@ static void test_sync_in_loop_fix(void **state)
         c[n] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 1 << 20, (int64_t)i, 100, 2);
         c[n++].paired = true;
         c[n++] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_SYNC, 1 << 20, (int64_t)i, 100, 3);
+        c[n] = copy(XP_DIR_D2H, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 8 << 20, (int64_t)i, 100, 4);
+        c[n++].paired = true;
+        c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 8 << 20, (int64_t)i, 100, 5);
+        c[n++].paired = true;
     }
     for (size_t i = 0; i < n; i++)
         c[i].kernel_seq = i;   /* a kernel between any two: each copy waits for the GPU */
@@ -65,7 +71,12 @@ static void test_sync_in_loop_fix(void **state)
     p.n_copies = n;
     struct xp_report r;
     report_init(&r, &p, 1);
-    assert_int_equal(run(&r, "sync-in-loop"), 3);
+    assert_int_equal(run(&r, "sync-in-loop"), 5);
+    assert_non_null(strstr(at_site(&r, 4)->fix, "pinned memory (cudaMallocHost), two buffers"));
+    assert_null(strstr(at_site(&r, 4)->fix, "keep the value on the device: accumulate"));
+    assert_non_null(strstr(at_site(&r, 4)->fix_pytorch, "pin_memory=True"));
+    /* Already pinned: what is left is reading less often. */
+    assert_non_null(strstr(at_site(&r, 5)->fix, "keep the value on the device"));
     assert_non_null(strstr(at_site(&r, 1)->fix, "keep the value on the device"));
     assert_non_null(strstr(at_site(&r, 2)->fix, "pinned"));
     assert_null(strstr(at_site(&r, 2)->fix, "keep the value on the device"));
