@@ -201,7 +201,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
             last_copy.wd = wd;
         }
     }
-    xp_journal_commit(r);
+    xp_journal_commit_sized(r, sizeof *r);
     if (status == 0)
         xp_devices_used(device);
 }
@@ -328,7 +328,7 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
                          : 0;
     r->fingerprint_kind = fp_kind;
     memset(r->reserved, 0, sizeof r->reserved);
-    xp_journal_commit(r);
+    xp_journal_commit_sized(r, sizeof *r);
 }
 
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
