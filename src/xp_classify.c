@@ -56,20 +56,26 @@ static void ask_driver(uint64_t addr, xp_where *out)
     out->device = out->kind == XP_ALLOC_PINNED ? -1 : ordinal;
 }
 
-void xp_classify(uint64_t addr, xp_where *out)
+/* The thread's memory of the registry's last answers (xp_thread.h), good
+ * while the registry's generation is gen. */
+static inline bool memo_hit(const xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
 {
-    out->kind = 0;
-    out->device = -1;
-    /* Read before the lookup: a change made during it makes the memo stale. */
-    uint64_t gen = xp_registry_generation();
-    xp_thread *t = xp_thread_get();
-    for (unsigned k = 0; t && k < XP_RANGE_MEMO; k++) {
+    for (unsigned k = 0; k < XP_RANGE_MEMO; k++) {
         const xp_range_memo *m = &t->ranges[k];
         if (m->valid && m->generation == gen && addr - m->base < m->size) {
             *out = m->where;
-            return;
+            return true;
         }
     }
+    return false;
+}
+
+/* xp_classify past the memo: the registry, else the driver.  t may be NULL
+ * (no block: no memories). */
+static void classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
+{
+    out->kind = 0;
+    out->device = -1;
     xp_range r;
     if (xp_registry_lookup(addr, &r)) {
         /* A mapping is device memory at an address: what a copy sees. */
@@ -96,6 +102,27 @@ void xp_classify(uint64_t addr, xp_where *out)
         m->where = *out;
         m->valid = true;
     }
+}
+
+void xp_classify(uint64_t addr, xp_where *out)
+{
+    /* Read before the lookup: a change made during it makes the memo stale. */
+    uint64_t gen = xp_registry_generation();
+    xp_thread *t = xp_thread_get();
+    if (t == NULL || !memo_hit(t, gen, addr, out))
+        classify_slow(t, gen, addr, out);
+}
+
+void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd)
+{
+    /* One generation and one thread block for both sides: a copy's two
+     * classifications are the hottest part of its hook (issue 15). */
+    uint64_t gen = xp_registry_generation();
+    xp_thread *t = xp_thread_get();
+    if (t == NULL || !memo_hit(t, gen, src, ws))
+        classify_slow(t, gen, src, ws);
+    if (t == NULL || !memo_hit(t, gen, dst, wd))
+        classify_slow(t, gen, dst, wd);
 }
 
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)

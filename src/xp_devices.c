@@ -16,11 +16,11 @@
 /* One bit per ordinal below 64 whose UUID has been asked for.  Set by
  * whichever thread first records a call on that ordinal; cleared in a
  * forked child, whose database starts empty. */
-static _Atomic uint64_t asked;
+_Atomic uint64_t xp_devices_asked;
 
 static void forget_after_fork(void)
 {
-    atomic_store_explicit(&asked, 0, memory_order_relaxed);
+    atomic_store_explicit(&xp_devices_asked, 0, memory_order_relaxed);
 }
 
 __attribute__((constructor)) static void xp_devices_load(void)
@@ -77,15 +77,10 @@ static void ask_uuid(int device)
     xp_engine_meta(key, text);
 }
 
-void xp_devices_used(int device)
+void xp_devices_first_use(int device)
 {
-    if (device < 0 || device >= 64)
-        return;
     uint64_t bit = 1ull << device;
-    /* The common case: one relaxed load, already asked. */
-    if (atomic_load_explicit(&asked, memory_order_relaxed) & bit)
-        return;
-    if (atomic_fetch_or_explicit(&asked, bit, memory_order_relaxed) & bit)
+    if (atomic_fetch_or_explicit(&xp_devices_asked, bit, memory_order_relaxed) & bit)
         return;
     ask_uuid(device);
 }

@@ -373,18 +373,23 @@ bool xp_engine_ready(void)
     return s == ST_ON;
 }
 
-bool xp_engine_enter(void)
+xp_stripe *xp_engine_enter(void)
 {
-    /* The program's next CUDA call after a vfork child's exit(): one
-     * relaxed load. */
-    if (__builtin_expect(atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) != 0, 0))
+    /* The common case first: the session on, no vfork child gone (two
+     * relaxed-or-acquire loads, no call to xp_engine_ready). */
+    if (__builtin_expect(atomic_load_explicit(&state, memory_order_acquire) == ST_ON &&
+                             atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) == 0,
+                         1))
+        return xp_inflight_enter();
+    /* The program's next CUDA call after a vfork child's exit(). */
+    if (atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) != 0)
         rearm_exit_after_vfork();
-    if (__builtin_expect(xp_engine_ready(), 1))
+    if (xp_engine_ready())
         return xp_inflight_enter();
     /* A call the program makes while we stop is a call we do not record. */
     if (atomic_load_explicit(&state, memory_order_relaxed) == ST_STOPPING)
         xp_inflight_refused();
-    return false;
+    return NULL;
 }
 
 xp_session xp_engine_session(void)

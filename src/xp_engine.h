@@ -43,6 +43,7 @@ typedef struct xp_scope {
     bool set_aside;           /* a foreign call's: it set the thread's state aside */
     uint8_t phase_before;     /* a foreign call's: xp_inflight_phase() at entry */
     uintptr_t callee_before;
+    xp_stripe *stripe;        /* where a recorded call is counted in flight (xp_inflight.h) */
     uint64_t start_ns;
     xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
@@ -59,8 +60,9 @@ static inline uint64_t xp_now_ns(void)
 bool xp_engine_ready(void);
 
 /* xp_engine_ready for a hooked call, which is then counted in flight until
- * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off. */
-bool xp_engine_enter(void);
+ * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
+ * thread's in-flight stripe, or NULL when the call is not recorded. */
+xp_stripe *xp_engine_enter(void);
 
 /* xp_scope_enter's decision for a hook entered while xp_depth was already
  * above 0 (out of line: the uncommon case).  Whether to record it. */
@@ -78,7 +80,8 @@ static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
          * and from xp_scope_leave on the thread is in our code again. */
         s->callee_before = 0;
         s->clean_before = false;
-        s->recording = xp_engine_enter();
+        s->stripe = xp_engine_enter();
+        s->recording = s->stripe != NULL;
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
@@ -100,7 +103,7 @@ static inline bool xp_scope_returned(xp_scope *s)
         /* Writing its records: ours, and not to be disturbed. */
         xp_callee = 0;
         xp_callee_clean = false;
-        if (!xp_inflight_returned())
+        if (!xp_inflight_returned(s->stripe))
             s->recording = false;
     } else {
         xp_callee = s->callee_before;
@@ -118,7 +121,7 @@ static inline void xp_scope_leave(const xp_scope *s)
     xp_callee = s->callee_before;
     xp_callee_clean = s->clean_before;
     if (s->recording)
-        xp_inflight_leave();
+        xp_inflight_leave(s->stripe);
     if (__builtin_expect(s->foreign, 0))
         xp_scope_leave_foreign(s);
     xp_depth--;
@@ -162,6 +165,9 @@ typedef struct xp_where {
  * the program's last-error state is untouched) only for addresses the
  * registry does not know, with a per-thread cache of the answers. */
 void xp_classify(uint64_t addr, xp_where *out);
+
+/* xp_classify of a copy's source (into *ws) and destination (into *wd). */
+void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd);
 
 /* Sides of a copy known to be device memory whatever the registry says (a
  * module variable, a peer copy): xp_copy_call.device_sides. */

@@ -14,8 +14,8 @@
  *
  * A record is written body first; its header's `commit` word is stored last
  * (release order): "whole or absent".  Since version 5 the commit word is the
- * record's checksum (xp_record_checksum: the low 32 bits of XXH3-64 of every
- * byte after the commit word, never 0), so a reader tells three states apart:
+ * record's checksum (xp_record_checksum: of every byte after the commit word,
+ * never 0; CRC32C since version 7, the low 32 bits of XXH3-64 before), so a reader tells three states apart:
  * 0, not written yet (or cut off mid-write: the end of the chunk); the
  * checksum, a whole record; anything else, a damaged one, which the reader
  * skips and reports (xp_journal.h) while the records after it stay readable.
@@ -31,14 +31,16 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT": the commit word before version 5 */
-#define XP_JOURNAL_VERSION 6     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+#define XP_JOURNAL_VERSION 7     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
                                     4: stack records grew Python frames; PYCODE; copy
                                        records grew full_fingerprint; sync records
                                        copy_start_ns and the completed copy's fingerprint.
                                     5: the commit word is the record's checksum
-                                    6: PAD closes a chunk its writer left */
+                                    6: PAD closes a chunk its writer left
+                                    7: the checksum is CRC32C (was XXH3) */
 #define XP_JOURNAL_CHECKSUM_VERSION 5   /* the first version whose records carry one */
+#define XP_JOURNAL_CRC32C_VERSION 7     /* the first whose checksum is CRC32C */
 #define XP_JOURNAL_HEADER_SIZE 4096u
 #define XP_CHUNK_SIZE      (256u * 1024u)
 #define XP_MAX_RECORD      (XP_CHUNK_SIZE - sizeof(xp_chunk_header))

@@ -22,11 +22,6 @@
  * recorded, or counted as lost, never both and never neither.
  */
 #define XP_STRIPES 64
-#define XP_INCALL_ONE 1ull
-#define XP_WRITER_ONE (1ull << 31)
-#define XP_COUNT_MASK ((1ull << 31) - 1)
-#define XP_CLOSED (1ull << 62)
-#define XP_CUT (1ull << 63)
 
 /* Owned by this file; written by every recorded call. */
 static struct {
@@ -34,61 +29,38 @@ static struct {
 } stripes[XP_STRIPES];
 /* Calls refused while stopping (xp_inflight_refused). */
 static _Atomic uint64_t refused;
-/* The calling thread's own counted call: 0 none, 1 inside the real call, 2
- * writing.  Exit called from inside a hook must not wait for itself. */
-static __thread uint8_t own_phase __attribute__((tls_model("initial-exec")));
+/* The calling thread's own counted call (xp_inflight.h): exit called from
+ * inside a hook must not wait for itself. */
+__thread uint8_t xp_inflight_own_phase __attribute__((tls_model("initial-exec")));
 
 static _Atomic uint64_t *my_stripe(void)
 {
     /* Thread blocks lie a stack apart: hash the address, keep the top bits. */
-    uintptr_t a = (uintptr_t)&own_phase;
+    uintptr_t a = (uintptr_t)&xp_inflight_own_phase;
     return &stripes[(uint64_t)a * 0x9E3779B97F4A7C15ull >> 58].word;
 }
 
-bool xp_inflight_enter(void)
+xp_stripe *xp_inflight_enter(void)
 {
     _Atomic uint64_t *w = my_stripe();
     uint64_t v = atomic_fetch_add_explicit(w, XP_INCALL_ONE, memory_order_acq_rel);
     if (__builtin_expect(v & XP_CLOSED, 0)) {
         atomic_fetch_sub_explicit(w, XP_INCALL_ONE, memory_order_relaxed);
         xp_inflight_refused();
-        return false;
+        return NULL;
     }
-    own_phase = 1;
-    return true;
-}
-
-bool xp_inflight_returned(void)
-{
-    _Atomic uint64_t *w = my_stripe();
-    uint64_t v = atomic_fetch_add_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE,
-                                           memory_order_acq_rel);
-    if (__builtin_expect(v & XP_CUT, 0)) {
-        /* Counted as lost by the cut: undo, write nothing, leave nothing. */
-        atomic_fetch_sub_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE, memory_order_relaxed);
-        own_phase = 0;
-        return false;
-    }
-    own_phase = 2;
-    return true;
-}
-
-void xp_inflight_leave(void)
-{
-    own_phase = 0;
-    /* Release: the records this call committed are visible to exit's reader
-     * once it sees the count drop. */
-    atomic_fetch_sub_explicit(my_stripe(), XP_WRITER_ONE, memory_order_release);
+    xp_inflight_own_phase = 1;
+    return w;
 }
 
 uint8_t xp_inflight_phase(void)
 {
-    return own_phase;
+    return xp_inflight_own_phase;
 }
 
 void xp_inflight_set_phase(uint8_t phase)
 {
-    own_phase = phase;
+    xp_inflight_own_phase = phase;
 }
 
 void xp_inflight_refused(void)
@@ -111,7 +83,7 @@ static uint64_t others(bool in_call)
         uint64_t v = atomic_load_explicit(&stripes[i].word, memory_order_acquire);
         n += in_call ? v & XP_COUNT_MASK : (v >> 31) & XP_COUNT_MASK;
     }
-    return n - (own_phase == (in_call ? 1 : 2));
+    return n - (xp_inflight_own_phase == (in_call ? 1 : 2));
 }
 
 /* Waits until there are no others (both kinds, or writers only), or until
@@ -142,7 +114,7 @@ void xp_inflight_after_fork(void)
     for (int i = 0; i < XP_STRIPES; i++)
         atomic_store_explicit(&stripes[i].word, 0, memory_order_relaxed);
     atomic_store_explicit(&refused, 0, memory_order_relaxed);
-    if (own_phase)
-        atomic_store_explicit(my_stripe(), own_phase == 1 ? XP_INCALL_ONE : XP_WRITER_ONE,
+    if (xp_inflight_own_phase)
+        atomic_store_explicit(my_stripe(), xp_inflight_own_phase == 1 ? XP_INCALL_ONE : XP_WRITER_ONE,
                               memory_order_relaxed);
 }

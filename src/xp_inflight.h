@@ -3,18 +3,54 @@
 #ifndef XP_INFLIGHT_H
 #define XP_INFLIGHT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 /* Hook side (xp_scope_*).  A recorded call is counted from its entry
- * (xp_inflight_enter: false when exit has closed the gate; the call is then
+ * (xp_inflight_enter: NULL when exit has closed the gate; the call is then
  * not recorded and counted as lost) through the real call, to its writing
  * (xp_inflight_returned: false when exit cut it off while the real call ran;
  * it must then write nothing: it was counted as lost), to its end
- * (xp_inflight_leave, after its records are committed). */
-bool xp_inflight_enter(void);
-bool xp_inflight_returned(void);
-void xp_inflight_leave(void);
+ * (xp_inflight_leave, after its records are committed).  Entering returns
+ * the thread's stripe, which the call hands to the other two: the stripe is
+ * found once per call, and they inline (issue 15: the hook's cost). */
+typedef _Atomic uint64_t xp_stripe;
+xp_stripe *xp_inflight_enter(void);
+
+/* The bits of a stripe's word (xp_inflight.c says what they count). */
+#define XP_INCALL_ONE 1ull
+#define XP_WRITER_ONE (1ull << 31)
+#define XP_COUNT_MASK ((1ull << 31) - 1)
+#define XP_CLOSED (1ull << 62)
+#define XP_CUT (1ull << 63)
+
+/* The calling thread's own counted call: 0 none, 1 inside the real call, 2
+ * writing (xp_inflight.c's; here for the inline functions below). */
+extern __thread uint8_t xp_inflight_own_phase
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+static inline bool xp_inflight_returned(xp_stripe *w)
+{
+    uint64_t v = atomic_fetch_add_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE,
+                                           memory_order_acq_rel);
+    if (__builtin_expect(v & XP_CUT, 0)) {
+        /* Counted as lost by the cut: undo, write nothing, leave nothing. */
+        atomic_fetch_sub_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE, memory_order_relaxed);
+        xp_inflight_own_phase = 0;
+        return false;
+    }
+    xp_inflight_own_phase = 2;
+    return true;
+}
+
+static inline void xp_inflight_leave(xp_stripe *w)
+{
+    xp_inflight_own_phase = 0;
+    /* Release: the records this call committed are visible to exit's reader
+     * once it sees the count drop. */
+    atomic_fetch_sub_explicit(w, XP_WRITER_ONE, memory_order_release);
+}
 
 /* The calling thread's own counted call's phase, for a call from a signal
  * handler that interrupts one: saved before it is counted, and set back

@@ -367,28 +367,29 @@ static bool xp_fits(uint32_t off, uint32_t size, uint32_t limit)
 
 /* Whether a whole version 5 record starts at off: committed, inside the
  * chunk's bytes, its checksum right. */
-static bool xp_intact(const unsigned char *base, uint32_t off, uint32_t limit)
+static bool xp_intact(uint32_t version, const unsigned char *base, uint32_t off,
+                      uint32_t limit)
 {
     if (off + sizeof(xp_rec_header) > limit)
         return false;
     const xp_rec_header *h = (const void *)(base + off);
     uint32_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
     return commit != 0 && xp_fits(off, h->size, limit) &&
-           commit == xp_record_checksum(h, h->size);
+           commit == xp_record_checksum_v(version, h, h->size);
 }
 
 /* Final read: the length of the damaged bytes from off, where a record
  * claiming `size` bytes failed its checksum (see "Damage" at the top). */
-static uint32_t xp_damaged_span(const unsigned char *base, uint32_t off, uint32_t limit,
-                                uint32_t size)
+static uint32_t xp_damaged_span(uint32_t version, const unsigned char *base, uint32_t off,
+                                uint32_t limit, uint32_t size)
 {
     if (xp_fits(off, size, limit) &&
-        (size == limit - off || xp_intact(base, off + size, limit) ||
+        (size == limit - off || xp_intact(version, base, off + size, limit) ||
          !xp_nonzero(base + off + size, limit - off - size)))
         return size;
     /* No record is shorter than its header. */
     for (uint32_t q = off + sizeof(xp_rec_header); q + sizeof(xp_rec_header) <= limit; q += 8)
-        if (xp_intact(base, q, limit))
+        if (xp_intact(version, base, q, limit))
             return q - off;
     /* A file cut at an odd length leaves a few bytes for the torn count. */
     return (limit - off) & ~7u;
@@ -451,13 +452,13 @@ static int xp_read_chunk(xp_journal_reader *r, uint64_t chunk, uint64_t size, xp
             return 0;
         }
         if (r->checksums &&
-            (!xp_fits(off, rsize, limit) || commit != xp_record_checksum(h, rsize))) {
+            (!xp_fits(off, rsize, limit) || commit != xp_record_checksum_v(r->info.version, h, rsize))) {
             if (!final)
                 return 0;
             const xp_chunk_header *ch = (const void *)base;
             r->damaged = (xp_rec_header){
                 .type = XP_REC_DAMAGED,
-                .size = xp_damaged_span(base, off, limit, rsize),
+                .size = xp_damaged_span(r->info.version, base, off, limit, rsize),
                 .tid = ch->tid,
             };
             int rc = fn(user, &r->damaged, chunk, off);

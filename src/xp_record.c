@@ -27,8 +27,10 @@ static struct {
     _Alignas(64) _Atomic uint64_t n;
 } launches[XP_MAX_DEVICES];
 
-static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status,
-                          int device)
+/* Inlined into each record function: the type and size are constants
+ * there, and the copy's hook saves a call (issue 15). */
+static inline __attribute__((always_inline)) void *
+reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status, int device)
 {
     xp_call *c = xp_journal_reserve(xp_sess.journal, size);
     if (c == NULL) {
@@ -41,7 +43,10 @@ static void *reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_sco
     c->h.tid = xp_my_tid();
     c->start_ns = s->start_ns;
     c->end_ns = xp_now_ns();
-    c->stack_id = xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &s->site);
+    /* Not even a call without stacks (issue 15: every instruction counts). */
+    c->stack_id = xp_sess.cfg.stack_depth > 0
+                      ? xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &s->site)
+                      : 0;
     c->status = status;
     c->device = device;
     return c;
@@ -128,8 +133,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     xp_where ws, wd;
-    xp_classify(c->src, &ws);
-    xp_classify(c->dst, &wd);
+    xp_classify_copy(c->src, c->dst, &ws, &wd);
     if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
         ws.kind = XP_ALLOC_DEVICE;
     if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
@@ -171,9 +175,10 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
         return;
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
-    r->fingerprint = status == 0 ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint,
-                                              !c->async, &fp_kind)
-                                 : 0;
+    r->fingerprint = status == 0 && xp_sess.cfg.fingerprint != XP_FP_MODE_OFF
+                         ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint, !c->async,
+                                      &fp_kind)
+                         : 0;
     r->fingerprint_kind = fp_kind;
     r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
                               ? xp_fp_confirm(c, r->fingerprint) : 0;
@@ -198,7 +203,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
             last_copy.wd = wd;
         }
     }
-    xp_journal_commit(r);
+    xp_journal_commit_sized(r, sizeof *r);
     if (status == 0)
         xp_devices_used(device);
 }
@@ -325,7 +330,7 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
                          : 0;
     r->fingerprint_kind = fp_kind;
     memset(r->reserved, 0, sizeof r->reserved);
-    xp_journal_commit(r);
+    xp_journal_commit_sized(r, sizeof *r);
 }
 
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)

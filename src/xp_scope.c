@@ -75,14 +75,15 @@ bool xp_scope_enter_deeper(xp_scope *s)
     }
     /* Counted in flight like any recorded call, so that exit either waits
      * for its record (or its count) or counts it as in flight. */
-    if (!xp_inflight_enter()) {
+    s->stripe = xp_inflight_enter();
+    if (s->stripe == NULL) {
         xp_inflight_set_phase(s->phase_before);
         return false;   /* refused: counted */
     }
     if (!s->clean_before) {
-        if (xp_inflight_returned())
+        if (xp_inflight_returned(s->stripe))
             xp_engine_signal_call_lost();
-        xp_inflight_leave();
+        xp_inflight_leave(s->stripe);
         xp_inflight_set_phase(s->phase_before);
         return false;
     }

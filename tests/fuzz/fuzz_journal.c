@@ -20,7 +20,7 @@
 
 /* Rewrites the commit word of every committed record in buf as its
  * checksum, walking each chunk as the reader would. */
-static void fix_checksums(uint8_t *buf, size_t size)
+static void fix_checksums(uint8_t *buf, size_t size, uint32_t version)
 {
     for (size_t start = XP_JOURNAL_HEADER_SIZE; start + sizeof(xp_chunk_header) <= size;
          start += XP_CHUNK_SIZE) {
@@ -31,7 +31,7 @@ static void fix_checksums(uint8_t *buf, size_t size)
             memcpy(&h, buf + start + off, sizeof h);
             if (h.commit == 0 || h.size < sizeof h || h.size % 8 != 0 || h.size > limit - off)
                 break;
-            h.commit = xp_record_checksum(buf + start + off, h.size);
+            h.commit = xp_record_checksum_v(version, buf + start + off, h.size);
             memcpy(buf + start + off, &h.commit, sizeof h.commit);
             off += h.size;
         }
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (copy == NULL)
             abort();
         memcpy(copy, data, size);
-        fix_checksums(copy, size);
+        fix_checksums(copy, size, jh.version);
         fuzz_write("run.db.xpj", copy, size, jpath, sizeof jpath);
         free(copy);
     } else {
