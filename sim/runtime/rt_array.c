@@ -64,8 +64,9 @@ static cudaError_t malloc_array(cudaArray_t *array, const struct cudaChannelForm
 }
 
 /* height 0: a 1D array. */
-XPRT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
-                                        size_t width, size_t height, unsigned int flags)
+XPRT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array,
+                                        const struct cudaChannelFormatDesc *desc, size_t width,
+                                        size_t height, unsigned int flags)
 {
     return malloc_array(array, desc, (struct cudaExtent){width, height, 0}, flags);
 }
