@@ -209,10 +209,10 @@ static const char xp_allocs_sql[] =
     "SELECT t, 0, pinned, device, delta FROM ("
     " SELECT alloc_ns AS t, kind IN ('pinned', 'registered') AS pinned, device, bytes AS delta,"
     "  0 AS o FROM allocations"
-    "  WHERE kind IN ('device', 'physical', 'pinned', 'registered') AND alloc_ns IS NOT NULL"
+    "  WHERE kind IN ('device', 'physical', 'array', 'pinned', 'registered') AND alloc_ns IS NOT NULL"
     " UNION ALL"
     " SELECT free_ns, kind IN ('pinned', 'registered'), device, -bytes, 1 FROM allocations"
-    "  WHERE kind IN ('device', 'physical', 'pinned', 'registered') AND free_ns IS NOT NULL)"
+    "  WHERE kind IN ('device', 'physical', 'array', 'pinned', 'registered') AND free_ns IS NOT NULL)"
     " ORDER BY t, o";
 
 static void xp_emit_alloc(struct xp_pf *pf, sqlite3_stmt *st)

@@ -416,7 +416,7 @@ static int xp_i32_cmp(const void *a, const void *b)
 
 static bool xp_is_device_alloc(const struct xp_alloc *a)
 {
-    return a->kind == XP_AK_DEVICE || a->kind == XP_AK_PHYSICAL;
+    return a->kind == XP_AK_DEVICE || a->kind == XP_AK_PHYSICAL || a->kind == XP_AK_ARRAY;
 }
 
 static bool xp_is_alloc_error(const struct xp_error *e)

@@ -28,7 +28,8 @@ const char *xp_blocking_name(enum xp_block_class b)
 const char *xp_alloc_kind_name(enum xp_mem_kind k)
 {
     static const char *const names[XP_AK_COUNT] = {"other",   "device",   "pinned",   "registered",
-                                                   "managed", "reserved", "physical", "mapped"};
+                                                   "managed", "reserved", "physical", "mapped",
+                                                   "array"};
     return (unsigned)k < XP_AK_COUNT ? names[k] : "other";
 }
 

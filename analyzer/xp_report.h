@@ -27,11 +27,12 @@ enum xp_hostmem { XP_HM_NONE = XP_HOST_NONE, XP_HM_PAGEABLE = XP_HOST_PAGEABLE,
                   XP_HM_COUNT = 4 };
 enum xp_block_class { XP_BL_UNKNOWN = 0, XP_BL_SYNC = XP_BLOCK_SYNC, XP_BL_ASYNC = XP_BLOCK_ASYNC,
                       XP_BL_ASYNC_PAGEABLE = XP_BLOCK_ASYNC_PAGEABLE, XP_BL_COUNT = 4 };
-/* allocations.kind; device memory in use is XP_AK_DEVICE + XP_AK_PHYSICAL. */
+/* allocations.kind; device memory in use is XP_AK_DEVICE + XP_AK_PHYSICAL +
+ * XP_AK_ARRAY. */
 enum xp_mem_kind { XP_AK_OTHER = 0, XP_AK_DEVICE = XP_ALLOC_DEVICE, XP_AK_PINNED = XP_ALLOC_PINNED,
                    XP_AK_REGISTERED = XP_ALLOC_REGISTERED, XP_AK_MANAGED = XP_ALLOC_MANAGED,
                    XP_AK_RESERVED = XP_ALLOC_RESERVED, XP_AK_PHYSICAL = XP_ALLOC_PHYSICAL,
-                   XP_AK_MAPPED = XP_ALLOC_MAPPED, XP_AK_COUNT };
+                   XP_AK_MAPPED = XP_ALLOC_MAPPED, XP_AK_ARRAY = XP_ALLOC_ARRAY, XP_AK_COUNT };
 
 const char *xp_dir_name(xp_direction d);          /* "H2D", ... "unknown" */
 const char *xp_hostmem_name(enum xp_hostmem h);  /* "pageable", ... "none" */

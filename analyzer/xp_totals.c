@@ -125,7 +125,7 @@ static int xp_mem_event_cmp(const void *a, const void *b)
 
 static bool xp_device_kind(uint8_t kind)
 {
-    return kind == XP_AK_DEVICE || kind == XP_AK_PHYSICAL;
+    return kind == XP_AK_DEVICE || kind == XP_AK_PHYSICAL || kind == XP_AK_ARRAY;
 }
 
 /* At most XP_TIMELINE_MAX points: the last one (memory at exit), and of the

@@ -10,6 +10,9 @@
 #ifndef XP_COPY
 #define XP_COPY XP_DRV_EACH
 #endif
+#ifndef XP_ARRAY_COPY
+#define XP_ARRAY_COPY XP_DRV_EACH
+#endif
 #ifndef XP_COPY2D
 #define XP_COPY2D XP_DRV_EACH
 #endif
@@ -51,6 +54,7 @@
 #endif
 #include "xp_driver_hooks.def"
 #undef XP_COPY
+#undef XP_ARRAY_COPY
 #undef XP_COPY2D
 #undef XP_COPY3D
 #undef XP_ALLOC

@@ -62,14 +62,16 @@ bool xp_drv_offer(unsigned i, void *fn)
 /* A typed copy names the memory of its sides: device memory even where the
  * registry does not know the address (a mapped virtual-memory range). */
 static inline void drv_copy(const xp_scope *s, xp_api api, uint64_t dst, uint64_t src,
-                            uint64_t bytes, int kind, uint64_t stream, bool async, CUresult rc)
+                            uint64_t bytes, int kind, unsigned arrays, uint64_t stream,
+                            bool async, CUresult rc)
 {
     static const unsigned sides[] = {
         [1] = XP_SIDE_DST_DEVICE, [2] = XP_SIDE_SRC_DEVICE,
         [3] = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE};
     xp_copy_call c = {.api = api, .dst = dst, .src = src, .bytes = bytes, .stream = stream,
                       .kind = kind, .async = async,
-                      .device_sides = kind >= 1 && kind <= 3 ? sides[kind] : 0};
+                      .device_sides = (uint8_t)((kind >= 1 && kind <= 3 ? sides[kind] : 0) |
+                                                arrays)};
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -78,15 +80,18 @@ typedef struct drv_side {
     CUmemorytype type;
     const void *host;
     CUdeviceptr dev;
+    CUarray array;
     size_t x, y, z, pitch, height;   /* height: rows per slice (3D) */
 } drv_side;
 
-/* The first byte of the box on one side (an array is device memory with no
- * address of its own: 0), at (z * height + y) * pitch + x as cuda.h has it. */
+/* The first byte of the box on one side, at (z * height + y) * pitch + x as
+ * cuda.h has it; an array is device memory with no address of its own: its
+ * handle stands for it, whatever the position. */
 static inline uint64_t box_start(const drv_side *d)
 {
-    uint64_t base = d->type == CU_MEMORYTYPE_HOST ? XP_U64(d->host)
-                    : d->type == CU_MEMORYTYPE_ARRAY ? 0 : (uint64_t)d->dev;
+    if (d->type == CU_MEMORYTYPE_ARRAY)
+        return XP_U64(d->array);
+    uint64_t base = d->type == CU_MEMORYTYPE_HOST ? XP_U64(d->host) : (uint64_t)d->dev;
     return base ? base + ((uint64_t)d->z * d->height + d->y) * d->pitch + d->x : 0;
 }
 
@@ -109,7 +114,8 @@ static void drv_box(const xp_scope *s, xp_api api, const drv_side *src, const dr
         .width = width, .height = height, .depth = depth, .spitch = spitch, .dpitch = dpitch,
         .sslice = spitch * (sa ? height : src->height),
         .dslice = dpitch * (da ? height : dst->height),
-        .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u)};
+        .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u) |
+                        (sa ? XP_SIDE_SRC_ARRAY : 0u) | (da ? XP_SIDE_DST_ARRAY : 0u)};
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -117,13 +123,13 @@ static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D
                               uint64_t stream, bool async, CUresult rc)
 {
     if (p == NULL) {
-        drv_copy(s, api, 0, 0, 0, 4, stream, async, rc);
+        drv_copy(s, api, 0, 0, 0, 4, 0, stream, async, rc);
         return;
     }
-    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, 0,
-                    p->srcPitch, p->Height};
-    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, 0,
-                    p->dstPitch, p->Height};
+    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
+                    p->srcY, 0, p->srcPitch, p->Height};
+    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
+                    p->dstY, 0, p->dstPitch, p->Height};
     drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, 1, stream, async, rc);
 }
 
@@ -131,13 +137,13 @@ static inline void drv_copy3d(const xp_scope *s, xp_api api, const CUDA_MEMCPY3D
                               uint64_t stream, bool async, CUresult rc)
 {
     if (p == NULL) {
-        drv_copy(s, api, 0, 0, 0, 4, stream, async, rc);
+        drv_copy(s, api, 0, 0, 0, 4, 0, stream, async, rc);
         return;
     }
-    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
-                    p->srcZ, p->srcPitch, p->srcHeight};
-    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
-                    p->dstZ, p->dstPitch, p->dstHeight};
+    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
+                    p->srcY, p->srcZ, p->srcPitch, p->srcHeight};
+    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
+                    p->dstY, p->dstZ, p->dstPitch, p->dstHeight};
     drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, p->Depth, stream, async, rc);
 }
 
@@ -172,6 +178,19 @@ static inline int prop_device(const CUmemAllocationProp *prop)
 static inline uint64_t result_ptr(CUresult rc, uint64_t p)
 {
     return rc == CUDA_SUCCESS ? p : 0;
+}
+
+/* What a CUDA array holds: its element (channels of the format's size) times
+ * its dimensions, 0 counting as 1.  Formats other than the plain ones
+ * (packed, compressed) count a byte a channel. */
+static inline uint64_t array_bytes(CUarray_format f, unsigned channels, size_t w, size_t h,
+                                   size_t d)
+{
+    unsigned size = f == CU_AD_FORMAT_UNSIGNED_INT16 || f == CU_AD_FORMAT_SIGNED_INT16 ||
+                            f == CU_AD_FORMAT_HALF ? 2
+                    : f == CU_AD_FORMAT_UNSIGNED_INT32 || f == CU_AD_FORMAT_SIGNED_INT32 ||
+                            f == CU_AD_FORMAT_FLOAT ? 4 : 1;
+    return (uint64_t)size * channels * w * (h ? h : 1) * (d ? d : 1);
 }
 
 /* A pitched allocation takes pitch x height bytes (the request when it failed). */
@@ -211,7 +230,12 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
 #define XP_COPY(name, is_async, params, args, dst, src, count, kind, stream)            \
     XP_DRV_BODY(name, params, args,                                                     \
                 drv_copy(&scope, XP_API_##name, XP_U64(dst), XP_U64(src), (count), (kind), \
-                         XP_U64(stream), (is_async), rc))
+                         0, XP_U64(stream), (is_async), rc))
+
+#define XP_ARRAY_COPY(name, is_async, params, args, dst, src, count, kind, arrays, stream) \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_copy(&scope, XP_API_##name, XP_U64(dst), XP_U64(src), (count), (kind), \
+                         (arrays), XP_U64(stream), (is_async), rc))
 
 #define XP_ALLOC(name, params, args, alloc_kind, ptr, bytes)                            \
     XP_DRV_BODY(name, params, args,                                                     \

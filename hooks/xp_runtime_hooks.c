@@ -172,14 +172,66 @@ static inline void hook_copy2d(const xp_scope *s, xp_api api, const void *dst, s
     xp_record_copy(s, &c, (int)rc);
 }
 
+/* A copy with a CUDA array on the sides `arrays` (XP_SIDE_*_ARRAY): the
+ * array's address is its handle, its rows the copy's width apart; height 0
+ * is a linear copy of width bytes. */
+static inline void hook_array_copy(const xp_scope *s, xp_api api, const void *dst, size_t dpitch,
+                                   const void *src, size_t spitch, size_t width, size_t height,
+                                   unsigned arrays, int kind, cudaStream_t stream, bool async,
+                                   cudaError_t rc)
+{
+    xp_copy_call c = {.api = api, .dst = (uint64_t)(uintptr_t)dst,
+                      .src = (uint64_t)(uintptr_t)src,
+                      .bytes = height ? (uint64_t)width * height : width,
+                      .stream = (uint64_t)(uintptr_t)stream, .kind = kind, .async = async,
+                      .width = height ? width : 0, .height = height, .spitch = spitch,
+                      .dpitch = dpitch,
+                      .device_sides =
+                          (uint8_t)(arrays | (arrays & XP_SIDE_SRC_ARRAY ? XP_SIDE_SRC_DEVICE : 0) |
+                                    (arrays & XP_SIDE_DST_ARRAY ? XP_SIDE_DST_DEVICE : 0))};
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* What a CUDA array holds: channel bits / 8 bytes an element, dimensions of
+ * 0 counting as 1 (a 1D array has height 0, a 2D one depth 0). */
+static inline uint64_t array_bytes(const struct cudaChannelFormatDesc *d, size_t w, size_t h,
+                                   size_t depth)
+{
+    if (d == NULL)
+        return 0;
+    uint64_t elem = ((uint64_t)(unsigned)d->x + (unsigned)d->y + (unsigned)d->z +
+                     (unsigned)d->w) / 8;
+    return elem * w * (h ? h : 1) * (depth ? depth : 1);
+}
+
+/* Bytes of one element of `array`, from the runtime that copied it
+ * (cudaArrayGetInfo, which succeeds, leaving the last error alone, for the
+ * array the copy just used: asked only after it succeeded); 1 otherwise. */
+static uint64_t array_elem(cudaError_t rc, const void *array, unsigned version)
+{
+    static _Atomic(void *) slots[XP_RT_V11 + 1];
+    if (rc != cudaSuccess || array == NULL || version > XP_RT_V11)
+        return 1;
+    cudaError_t (*info)(struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned *,
+                        cudaArray_t) =
+        (cudaError_t (*)(struct cudaChannelFormatDesc *, struct cudaExtent *, unsigned *,
+                         cudaArray_t))lookup_runtime(&slots[version], "cudaArrayGetInfo", version);
+    struct cudaChannelFormatDesc d;
+    if (info == NULL || info(&d, NULL, NULL, (cudaArray_t)(uintptr_t)array) != cudaSuccess)
+        return 1;
+    uint64_t elem = array_bytes(&d, 1, 1, 1);
+    return elem ? elem : 1;
+}
+
 /* One side of a 3D copy: the first byte of its box, its row and slice
- * pitches.  An array is device memory with no address, laid out tight. */
+ * pitches.  An array is device memory with no address, laid out tight: its
+ * handle stands for it, the box's width (bytes) for its pitch. */
 static inline void pitched_side(const void *array, struct cudaPitchedPtr p, struct cudaPos pos,
                                 struct cudaExtent e, uint64_t *addr, uint64_t *pitch,
                                 uint64_t *slice)
 {
     if (array != NULL || p.ptr == NULL) {
-        *addr = 0;
+        *addr = (uint64_t)(uintptr_t)array;
         *pitch = e.width;
         *slice = (uint64_t)e.width * e.height;
         return;
@@ -203,17 +255,24 @@ static inline void box_copy(xp_copy_call *c, xp_api api, struct cudaExtent e,
     c->depth = e.depth;
 }
 
-static void hook_copy3d_parms(const xp_scope *s, xp_api api, const struct cudaMemcpy3DParms *p,
-                              cudaStream_t stream, bool async, cudaError_t rc)
+/* With an array, the extent's width is in the array's elements: the bytes
+ * are width x element size (the array's, asked of the runtime). */
+static void hook_copy3d_parms(const xp_scope *s, xp_api api, unsigned version,
+                              const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
+                              cudaError_t rc)
 {
     xp_copy_call c = {.kind = 4};
     if (p != NULL) {
-        box_copy(&c, api, p->extent, stream, async);
+        struct cudaExtent e = p->extent;
+        if (p->srcArray != NULL || p->dstArray != NULL)
+            e.width *= array_elem(rc, p->srcArray ? (const void *)p->srcArray
+                                                  : (const void *)p->dstArray, version);
+        box_copy(&c, api, e, stream, async);
         c.kind = p->kind;
-        pitched_side(p->srcArray, p->srcPtr, p->srcPos, p->extent, &c.src, &c.spitch, &c.sslice);
-        pitched_side(p->dstArray, p->dstPtr, p->dstPos, p->extent, &c.dst, &c.dpitch, &c.dslice);
-        c.device_sides = (p->srcArray ? XP_SIDE_SRC_DEVICE : 0u) |
-                         (p->dstArray ? XP_SIDE_DST_DEVICE : 0u);
+        pitched_side(p->srcArray, p->srcPtr, p->srcPos, e, &c.src, &c.spitch, &c.sslice);
+        pitched_side(p->dstArray, p->dstPtr, p->dstPos, e, &c.dst, &c.dpitch, &c.dslice);
+        c.device_sides = (p->srcArray ? XP_SIDE_SRC_DEVICE | XP_SIDE_SRC_ARRAY : 0u) |
+                         (p->dstArray ? XP_SIDE_DST_DEVICE | XP_SIDE_DST_ARRAY : 0u);
     } else {
         box_copy(&c, api, (struct cudaExtent){0, 0, 0}, stream, async);
     }
@@ -221,9 +280,11 @@ static void hook_copy3d_parms(const xp_scope *s, xp_api api, const struct cudaMe
 }
 
 /* A peer copy: device to device, on the destination's device. */
-static void hook_copy3d_peer(const xp_scope *s, xp_api api, const struct cudaMemcpy3DPeerParms *p,
-                             cudaStream_t stream, bool async, cudaError_t rc)
+static void hook_copy3d_peer(const xp_scope *s, xp_api api, unsigned version,
+                             const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream,
+                             bool async, cudaError_t rc)
 {
+    (void)version;
     xp_copy_call c = {.kind = 255, .device_sides = XP_SIDE_SRC_DEVICE | XP_SIDE_DST_DEVICE,
                       .has_device = p != NULL, .device = p != NULL ? p->dstDevice : 0};
     box_copy(&c, api, p != NULL ? p->extent : (struct cudaExtent){0, 0, 0}, stream, async);
@@ -347,7 +408,14 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
                  _Generic((desc), const struct cudaMemcpy3DParms *: hook_copy3d_parms,  \
                           const struct cudaMemcpy3DPeerParms *: hook_copy3d_peer)(      \
-                     &scope, XP_API_##name, (desc), (stream), (is_async), rc))
+                     &scope, XP_API_##name, hook_version, (desc), (stream), (is_async), rc))
+
+#define XP_ARRAY_COPY_AT(vers, name, is_async, params, args, dst, dpitch, src, spitch, width, \
+                         height, arrays, kind, stream)                                  \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 hook_array_copy(&scope, XP_API_##name, (dst), (dpitch), (src), (spitch),  \
+                                 (width), (height), (arrays), (int)(kind), (stream),    \
+                                 (is_async), rc))
 
 #define XP_BATCH_AT(vers, name, params, args, dsts, srcs, sizes, count, stream)         \
     XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
@@ -411,6 +479,7 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
 #define XP_COPY2D(...) XP_COPY2D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_PEER(...) XP_PEER_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_COPY3D(...) XP_COPY3D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_ARRAY_COPY(...) XP_ARRAY_COPY_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_BATCH(...) XP_BATCH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_PREFETCH(...) XP_PREFETCH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_SYMBOL(...) XP_SYMBOL_AT(XP_ALL_VERSIONS, __VA_ARGS__)

@@ -146,7 +146,47 @@
     X(cudaProfilerStart, 0)\
     X(cudaProfilerStop, 0)\
     X(cuProfilerStart, 1)\
-    X(cuProfilerStop, 1)
+    X(cuProfilerStop, 1)\
+    X(cudaMallocArray, 0)\
+    X(cudaMalloc3DArray, 0)\
+    X(cudaFreeArray, 0)\
+    X(cudaMemcpy2DToArray, 0)\
+    X(cudaMemcpy2DToArray_ptds, 0)\
+    X(cudaMemcpy2DToArrayAsync, 0)\
+    X(cudaMemcpy2DToArrayAsync_ptsz, 0)\
+    X(cudaMemcpy2DFromArray, 0)\
+    X(cudaMemcpy2DFromArray_ptds, 0)\
+    X(cudaMemcpy2DFromArrayAsync, 0)\
+    X(cudaMemcpy2DFromArrayAsync_ptsz, 0)\
+    X(cudaMemcpy2DArrayToArray, 0)\
+    X(cudaMemcpy2DArrayToArray_ptds, 0)\
+    X(cudaMemcpyToArray, 0)\
+    X(cudaMemcpyToArray_ptds, 0)\
+    X(cudaMemcpyToArrayAsync, 0)\
+    X(cudaMemcpyToArrayAsync_ptsz, 0)\
+    X(cudaMemcpyFromArray, 0)\
+    X(cudaMemcpyFromArray_ptds, 0)\
+    X(cudaMemcpyFromArrayAsync, 0)\
+    X(cudaMemcpyFromArrayAsync_ptsz, 0)\
+    X(cudaMemcpyArrayToArray, 0)\
+    X(cudaMemcpyArrayToArray_ptds, 0)\
+    X(cuArrayCreate_v2, 1)\
+    X(cuArray3DCreate_v2, 1)\
+    X(cuArrayDestroy, 1)\
+    X(cuMemcpyHtoA_v2, 1)\
+    X(cuMemcpyHtoA_v2_ptds, 1)\
+    X(cuMemcpyAtoH_v2, 1)\
+    X(cuMemcpyAtoH_v2_ptds, 1)\
+    X(cuMemcpyHtoAAsync_v2, 1)\
+    X(cuMemcpyHtoAAsync_v2_ptsz, 1)\
+    X(cuMemcpyAtoHAsync_v2, 1)\
+    X(cuMemcpyAtoHAsync_v2_ptsz, 1)\
+    X(cuMemcpyDtoA_v2, 1)\
+    X(cuMemcpyDtoA_v2_ptds, 1)\
+    X(cuMemcpyAtoD_v2, 1)\
+    X(cuMemcpyAtoD_v2_ptds, 1)\
+    X(cuMemcpyAtoA_v2, 1)\
+    X(cuMemcpyAtoA_v2_ptds, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

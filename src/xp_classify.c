@@ -141,6 +141,14 @@ int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)
     return 0;
 }
 
+void xp_classify_array(uint64_t handle, xp_where *out)
+{
+    xp_range r;
+    bool known = xp_table_lookup(XP_TABLE_HANDLES, handle, &r) && r.kind == XP_ALLOC_ARRAY;
+    out->kind = XP_ALLOC_DEVICE;
+    out->device = known ? r.device : -1;
+}
+
 int xp_physical_device(uint64_t handle)
 {
     xp_range r;

@@ -173,6 +173,10 @@ void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd);
  * module variable, a peer copy): xp_copy_call.device_sides. */
 #define XP_SIDE_SRC_DEVICE 1u
 #define XP_SIDE_DST_DEVICE 2u
+/* A side that is a CUDA array: its address is the array handle (an `array`
+ * allocation), device memory of the array's device. */
+#define XP_SIDE_SRC_ARRAY 4u
+#define XP_SIDE_DST_ARRAY 8u
 
 /* A copy, as the hook saw it.  kind 255: the API has no cudaMemcpyKind.
  * Fields left zero keep their plain meaning: a 1D copy of `bytes`, sides
@@ -239,6 +243,10 @@ static inline void xp_record_alloc(const xp_scope *s, xp_api api, uint8_t kind, 
 /* The device of the physical allocation `handle` (cuMemCreate) as recorded,
  * else XP_DEVICE_OF_KIND. */
 int xp_physical_device(uint64_t handle);
+
+/* A copy's side that is the CUDA array `handle`: device memory of the
+ * array's device as recorded (-1 for an array the profiler did not see). */
+void xp_classify_array(uint64_t handle, xp_where *out);
 
 /* A free of the allocations of the given kinds (bitmask of
  * 1 << xp_alloc_kind) that start at ptr and, when span is larger than the

@@ -202,6 +202,9 @@ typedef enum xp_alloc_kind {
      * is the CUmemGenericAllocationHandle), and the mapping of one into the
      * other (device memory at an address, already counted as PHYSICAL). */
     XP_ALLOC_RESERVED = 5, XP_ALLOC_PHYSICAL = 6, XP_ALLOC_MAPPED = 7,
+    /* A CUDA array (cudaMallocArray, cuArrayCreate, ...): device memory with
+     * no address, ptr is the array handle (copies name it as their side). */
+    XP_ALLOC_ARRAY = 8,
 } xp_alloc_kind;
 
 /* A successful or failed allocation.  Failed ones (status != 0) carry the

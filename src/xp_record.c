@@ -133,7 +133,19 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     xp_where ws, wd;
-    xp_classify_copy(c->src, c->dst, &ws, &wd);
+    /* Arrays are rare: the common case keeps its one classification of both sides. */
+    if (__builtin_expect(c->device_sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
+        if (c->device_sides & XP_SIDE_SRC_ARRAY)
+            xp_classify_array(c->src, &ws);
+        else
+            xp_classify(c->src, &ws);
+        if (c->device_sides & XP_SIDE_DST_ARRAY)
+            xp_classify_array(c->dst, &wd);
+        else
+            xp_classify(c->dst, &wd);
+    } else {
+        xp_classify_copy(c->src, c->dst, &ws, &wd);
+    }
     if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
         ws.kind = XP_ALLOC_DEVICE;
     if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
@@ -211,10 +223,11 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
 /* Kept in the handles table, not the memory table (xp_registry.h). */
 static bool handle_kind(uint8_t k)
 {
-    return k == XP_ALLOC_RESERVED || k == XP_ALLOC_PHYSICAL;
+    return k == XP_ALLOC_RESERVED || k == XP_ALLOC_PHYSICAL || k == XP_ALLOC_ARRAY;
 }
 
-#define XP_HANDLE_KINDS ((1u << XP_ALLOC_RESERVED) | (1u << XP_ALLOC_PHYSICAL))
+#define XP_HANDLE_KINDS                                                        \
+    ((1u << XP_ALLOC_RESERVED) | (1u << XP_ALLOC_PHYSICAL) | (1u << XP_ALLOC_ARRAY))
 
 void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t ptr,
                         uint64_t bytes, int device, int status)
@@ -230,8 +243,10 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
     uint64_t id = 0, mem_free = 0, mem_total = 0;
     if (status == 0) {
         id = atomic_fetch_add_explicit(&next_alloc_id, 1, memory_order_relaxed);
-        /* A physical allocation is a handle: one value, whatever its bytes. */
-        uint64_t size = kind == XP_ALLOC_PHYSICAL || bytes == 0 ? 1 : bytes;
+        /* A physical allocation or an array is a handle: one value, whatever
+         * its bytes. */
+        uint64_t size = kind == XP_ALLOC_PHYSICAL || kind == XP_ALLOC_ARRAY || bytes == 0 ? 1
+                                                                                          : bytes;
         xp_range range = {.base = ptr, .size = size, .alloc_id = id, .kind = kind,
                           .device = device};
         if (handle_kind(kind))

@@ -20,8 +20,8 @@ typedef struct xp_range {
 /* The tables of ranges.  MEMORY: what copies are classified by, device
  * memory (mapped ranges included), pinned, registered and managed memory.
  * HANDLES: allocations that are no memory at their address, reserved
- * address ranges keyed by their base and physical allocation handles keyed
- * by the handle's value (size 1), kept apart so that classifying a copy's
+ * address ranges keyed by their base, physical allocation handles and CUDA
+ * arrays keyed by the handle's value (size 1), kept apart so that classifying a copy's
  * pointers never finds them, and a mapping inside a reservation does not
  * replace the reservation. */
 typedef enum xp_table { XP_TABLE_MEMORY = 0, XP_TABLE_HANDLES = 1 } xp_table;

@@ -91,10 +91,10 @@ double xp_percentile_sorted(const double *sorted, size_t n, double q);
 int xp_cmp_double(const void *a, const void *b);
 int xp_cmp_u64(const void *a, const void *b);
 
-/* The device allocations (what cudaMalloc and cuMemCreate take). */
+/* The device allocations (what cudaMalloc, cuMemCreate and CUDA arrays take). */
 static inline bool xp_alloc_is_device(const struct xp_alloc *a)
 {
-    return a->kind == XP_AK_DEVICE || a->kind == XP_AK_PHYSICAL;
+    return a->kind == XP_AK_DEVICE || a->kind == XP_AK_PHYSICAL || a->kind == XP_AK_ARRAY;
 }
 /* Whether an allocation was live at t: allocated by then and not yet freed.
  * An allocation whose free time is not after its allocation (clock oddities)

@@ -360,10 +360,28 @@ typedef struct side_spec {
     CUmemorytype type;
     const void *host;
     CUdeviceptr dev;
+    CUarray array;
     size_t x, y, z;           /* x in bytes */
     size_t pitch;             /* bytes per row */
     size_t height;            /* rows per slice (3D) */
 } side_spec;
+
+/* Where the box of an array side is: x (bytes) a whole number of elements,
+ * the box inside the array's rows and slices ("an array's" width, height and
+ * depth), rows and slices as tight as the array lays them out. */
+static CUresult array_side(const side_spec *sp, extent3 e, rect *out)
+{
+    xpdrv_array_geom g;
+    if (!xpdrv_array_get(sp->array, &g))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (sp->x % g.elem != 0 || e.width % g.elem != 0 || sp->x > g.row ||
+        e.width > g.row - sp->x || sp->y > g.rows || e.height > g.rows - sp->y ||
+        sp->z > g.slices || e.depth > g.slices - sp->z)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (rect){.addr = g.mem + sp->z * g.slice + sp->y * g.row + sp->x, .pitch = g.row,
+                  .slice = g.slice};
+    return CUDA_SUCCESS;
+}
 
 /* Where a side's bytes are.  Its memory type says which field holds the
  * address and how strictly to check it; the documented limits apply where
@@ -377,7 +395,7 @@ static CUresult side_at(const side_spec *sp, extent3 e, rect *out, side_expect *
     case CU_MEMORYTYPE_HOST: base = (uint64_t)(uintptr_t)sp->host; *expect = EXPECT_HOST; break;
     case CU_MEMORYTYPE_DEVICE: base = sp->dev; *expect = EXPECT_DEVICE; break;
     case CU_MEMORYTYPE_UNIFIED: base = sp->dev; *expect = EXPECT_ANY; break;
-    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;   /* arrays are not simulated */
+    case CU_MEMORYTYPE_ARRAY: *expect = EXPECT_DEVICE; return array_side(sp, e, out);
     default: return CUDA_ERROR_INVALID_VALUE;
     }
     if (base == 0)
@@ -424,9 +442,11 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *p, bool async, CUstream h, bool ptd
     if (p == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     side_spec s = {.type = p->srcMemoryType, .host = p->srcHost, .dev = p->srcDevice,
-                   .x = p->srcXInBytes, .y = p->srcY, .pitch = p->srcPitch};
+                   .array = p->srcArray, .x = p->srcXInBytes, .y = p->srcY,
+                   .pitch = p->srcPitch};
     side_spec d = {.type = p->dstMemoryType, .host = p->dstHost, .dev = p->dstDevice,
-                   .x = p->dstXInBytes, .y = p->dstY, .pitch = p->dstPitch};
+                   .array = p->dstArray, .x = p->dstXInBytes, .y = p->dstY,
+                   .pitch = p->dstPitch};
     extent3 e = {.width = p->WidthInBytes, .height = p->Height, .depth = 1};
     return copy_sides(&s, NULL, &d, NULL, e, false, async, h, ptds, api);
 }
@@ -442,7 +462,8 @@ XPDRV_TWINS(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *p
  * for arrays and must be 0. */
 #define SIDE_3D(p, side)                                                       \
     ((side_spec){.type = (p)->side##MemoryType, .host = (p)->side##Host,       \
-                 .dev = (p)->side##Device, .x = (p)->side##XInBytes,           \
+                 .dev = (p)->side##Device, .array = (p)->side##Array,          \
+                 .x = (p)->side##XInBytes,                                     \
                  .y = (p)->side##Y, .z = (p)->side##Z, .pitch = (p)->side##Pitch, \
                  .height = (p)->side##Height})
 #define EXTENT_3D(p)                                                           \
@@ -476,6 +497,63 @@ XPDRV_TWINS(cuMemcpy3DPeer, cuMemcpy3DPeer_ptds, (const CUDA_MEMCPY3D_PEER *p),
 XPDRV_TWINS(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync_ptsz,
             (const CUDA_MEMCPY3D_PEER *p, CUstream h),
             copy_3d_peer(p, true, h, ptds, "cuMemcpy3DPeerAsync"))
+
+/* The linear array copies (cuMemcpyHtoA, ...) name a byte offset into the
+ * array's tight layout: the range may run across rows, not past the end. */
+static CUresult array_line(CUarray h, size_t offset, size_t n, rect *out)
+{
+    xpdrv_array_geom g;
+    if (!xpdrv_array_get(h, &g))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (offset > g.bytes || n > g.bytes - offset)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = r1(g.mem + offset);
+    return CUDA_SUCCESS;
+}
+
+/* dst and src: an array with an offset (a != NULL) or an address. */
+static CUresult copy_line(CUarray da, size_t doff, uint64_t dst, side_expect dexp, CUarray sa,
+                          size_t soff, uint64_t src, side_expect sexp, size_t n, bool async,
+                          CUstream h, bool ptds, const char *api)
+{
+    rect d = r1(dst), s = r1(src);
+    CUresult rc;
+    if ((da != NULL && (rc = array_line(da, doff, n, &d)) != CUDA_SUCCESS) ||
+        (sa != NULL && (rc = array_line(sa, soff, n, &s)) != CUDA_SUCCESS))
+        return rc;
+    return do_copy(d, dexp, s, sexp, line(n), async, h, ptds, api);
+}
+
+#define HOST(p) ((uint64_t)(uintptr_t)(p))
+XPDRV_TWINS(cuMemcpyHtoA_v2, cuMemcpyHtoA_v2_ptds,
+            (CUarray dst, size_t off, const void *src, size_t n),
+            copy_line(dst, off, 0, EXPECT_DEVICE, NULL, 0, HOST(src), EXPECT_HOST, n, false, NULL,
+                      ptds, "cuMemcpyHtoA_v2"))
+XPDRV_TWINS(cuMemcpyAtoH_v2, cuMemcpyAtoH_v2_ptds,
+            (void *dst, CUarray src, size_t off, size_t n),
+            copy_line(NULL, 0, HOST(dst), EXPECT_HOST, src, off, 0, EXPECT_DEVICE, n, false, NULL,
+                      ptds, "cuMemcpyAtoH_v2"))
+XPDRV_TWINS(cuMemcpyHtoAAsync_v2, cuMemcpyHtoAAsync_v2_ptsz,
+            (CUarray dst, size_t off, const void *src, size_t n, CUstream h),
+            copy_line(dst, off, 0, EXPECT_DEVICE, NULL, 0, HOST(src), EXPECT_HOST, n, true, h,
+                      ptds, "cuMemcpyHtoAAsync_v2"))
+XPDRV_TWINS(cuMemcpyAtoHAsync_v2, cuMemcpyAtoHAsync_v2_ptsz,
+            (void *dst, CUarray src, size_t off, size_t n, CUstream h),
+            copy_line(NULL, 0, HOST(dst), EXPECT_HOST, src, off, 0, EXPECT_DEVICE, n, true, h,
+                      ptds, "cuMemcpyAtoHAsync_v2"))
+XPDRV_TWINS(cuMemcpyDtoA_v2, cuMemcpyDtoA_v2_ptds,
+            (CUarray dst, size_t off, CUdeviceptr src, size_t n),
+            copy_line(dst, off, 0, EXPECT_DEVICE, NULL, 0, src, EXPECT_DEVICE, n, false, NULL,
+                      ptds, "cuMemcpyDtoA_v2"))
+XPDRV_TWINS(cuMemcpyAtoD_v2, cuMemcpyAtoD_v2_ptds,
+            (CUdeviceptr dst, CUarray src, size_t off, size_t n),
+            copy_line(NULL, 0, dst, EXPECT_DEVICE, src, off, 0, EXPECT_DEVICE, n, false, NULL,
+                      ptds, "cuMemcpyAtoD_v2"))
+XPDRV_TWINS(cuMemcpyAtoA_v2, cuMemcpyAtoA_v2_ptds,
+            (CUarray dst, size_t doff, CUarray src, size_t soff, size_t n),
+            copy_line(dst, doff, 0, EXPECT_DEVICE, src, soff, 0, EXPECT_DEVICE, n, false, NULL,
+                      ptds, "cuMemcpyAtoA_v2"))
+#undef HOST
 
 /* Batches: "The batch as a whole executes in stream order but copies within
  * a batch are not guaranteed to execute in any specific order"; here each is

@@ -316,6 +316,7 @@ XPSIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     /* Destroys what the context owned: pending work is finished, device and
      * managed memory is freed, and a sticky error is cleared. */
     xpsim_device_reset(dev);
+    xpdrv_arrays_drop(dev);
     xpsim_devmem_free_all(&devices[dev].mem);
     xpsim_hostmem_drop_managed(dev);
     pthread_mutex_lock(&primary_lock);

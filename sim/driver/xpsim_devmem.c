@@ -269,7 +269,7 @@ void xpsim_devmem_free_all(xpsim_devmem *dm)
      * the blocks below i keep their indices. */
     for (size_t i = dm->count; i-- > 0;) {
         xpsim_block_kind k = dm->blocks[i].kind;
-        if (k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE)
+        if (k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE || k == XPSIM_BLOCK_ARRAY)
             release_block(dm, i);
     }
     pthread_rwlock_unlock(&dm->lock);
@@ -285,9 +285,10 @@ bool xpsim_devmem_lookup(xpsim_devmem *dm, uint64_t addr, xpsim_block *out_block
     const xpsim_block *b = &dm->blocks[i];
     /* An address in a block's alignment padding is outside what was asked for.
      * A physical allocation has no address of its own, and a block being
-     * freed in stream order is no longer an allocation. */
+     * freed in stream order is no longer an allocation.  An array's memory
+     * is device memory to the array copies, which reach it by address too. */
     bool allocation = b->kind == XPSIM_BLOCK_ALLOC || b->kind == XPSIM_BLOCK_MODULE ||
-                      b->kind == XPSIM_BLOCK_POOL;
+                      b->kind == XPSIM_BLOCK_POOL || b->kind == XPSIM_BLOCK_ARRAY;
     if (allocation && addr - dm->base < b->offset + b->requested) {
         *out_block = *b;
         found = true;

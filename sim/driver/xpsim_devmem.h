@@ -22,6 +22,8 @@ typedef enum xpsim_block_kind {
     XPSIM_BLOCK_FREEING,      /* cuMemFreeAsync'd, until its stream reaches the free:
                                  still taken, no longer an allocation */
     XPSIM_BLOCK_PHYSICAL,     /* cuMemCreate: reachable only where it is mapped */
+    XPSIM_BLOCK_ARRAY,        /* a CUDA array's memory (drv_array.c): addressed by
+                                 the array copies only, freed by cuArrayDestroy */
 } xpsim_block_kind;
 
 /* A set of kinds, for the calls below that accept several. */
@@ -84,7 +86,7 @@ CUresult xpsim_devmem_release(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
 CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
                             xpsim_block_kind to, xpsim_block_kind *out_old, uint64_t *out_size);
 
-/* Frees what a context owns (context reset): ALLOC and MODULE blocks.  Pool
+/* Frees what a context owns (context reset): ALLOC, MODULE and ARRAY blocks.  Pool
  * and physical allocations belong to the device, not to a context, and stay
  * (cuda.h: cuCtxDestroy "will not destroy memory allocations by cuMemCreate(),
  * cuMemAllocAsync() and cuMemAllocFromPoolAsync()"). */

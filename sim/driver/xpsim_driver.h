@@ -109,6 +109,22 @@ CUresult xpdrv_pool_free_now(int device, CUdeviceptr dptr);
 XPSIM_API CUresult xpsimModuleGlobalAlloc(CUdeviceptr *dptr, size_t bytes, const void *init);
 XPSIM_API unsigned long long xpsimKernelLaunchCount(int device);
 
+/* A CUDA array's memory (drv_array.c): `bytes` at device address `mem` of
+ * `device`, laid out tight: `slices` slices of `rows` rows of `row` bytes,
+ * elements of `elem` bytes. */
+typedef struct xpdrv_array_geom {
+    int device;
+    CUdeviceptr mem;
+    size_t elem, row, rows, slice, slices, bytes;
+} xpdrv_array_geom;
+
+/* The live array h's memory; false for a handle that names none. */
+bool xpdrv_array_get(CUarray h, xpdrv_array_geom *out);
+
+/* Forgets the arrays of device (its context was reset: their memory is
+ * gone with the rest). */
+void xpdrv_arrays_drop(int device);
+
 /* Called by the generated weak stubs of unimplemented entry points. */
 int xpdrv_unsupported(const char *name);
 

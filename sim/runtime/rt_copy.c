@@ -34,9 +34,7 @@ static bool device_side(xprt_mem t)
     return t == XPRT_MEM_DEVICE || t == XPRT_MEM_MANAGED;
 }
 
-/* Whether ptr is acceptable as the side of a copy that kind says is on the
- * device (want_device) or on the host. */
-static cudaError_t check_side(const xprt_drv *d, const void *ptr, bool want_device)
+cudaError_t xprt_check_side(const xprt_drv *d, const void *ptr, bool want_device)
 {
     xprt_ptr_info info;
     cudaError_t e = xprt_classify(d, ptr, &info);
@@ -59,9 +57,9 @@ static cudaError_t check_pointers(const xprt_drv *d, const void *dst, const void
     case cudaMemcpyHostToHost: dst_dev = false; src_dev = false; break;
     default: return cudaSuccess;
     }
-    cudaError_t e = check_side(d, dst, dst_dev);
+    cudaError_t e = xprt_check_side(d, dst, dst_dev);
     if (e == cudaSuccess)
-        e = check_side(d, src, src_dev);
+        e = xprt_check_side(d, src, src_dev);
     return e;
 }
 
@@ -276,8 +274,8 @@ XPRT_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void
 
 /* ---- cudaMemcpy3D / cudaMemcpy3DAsync / cudaMemcpy3DPeer(Async) ---------- */
 
-/* A cudaPitchedPtr side at a cudaPos: without arrays (which are not
- * simulated) positions and the extent's width are in bytes, ysize is the
+/* A cudaPitchedPtr side at a cudaPos: positions and (without arrays) the
+ * extent's width are in bytes, ysize is the
  * height of a slice.  Rows must fit in the pitch wherever there are several,
  * as with cudaMemcpy2D. */
 static cudaError_t pitched_ok(struct cudaPitchedPtr p, struct cudaPos pos, struct cudaExtent ext)
@@ -299,6 +297,39 @@ static cudaError_t pitched_ok(struct cudaPitchedPtr p, struct cudaPos pos, struc
         (c).side##Height = (pp).ysize;                                         \
     } while (0)
 
+/* An array side: the array at its position, x in elements of elem bytes. */
+#define ARRAY_3D(c, side, array, pos, elem)                                    \
+    do {                                                                       \
+        if ((array) != NULL) {                                                 \
+            (c).side##MemoryType = CU_MEMORYTYPE_ARRAY;                        \
+            (c).side##Array = (CUarray)(uintptr_t)(array);                     \
+            (c).side##XInBytes = (pos).x * (elem);                             \
+            (c).side##Host = NULL;                                             \
+            (c).side##Device = 0;                                              \
+            (c).side##Pitch = (c).side##Height = 0;                            \
+        }                                                                      \
+    } while (0)
+
+/* One side of a cudaMemcpy3D: an array must be device memory to the kind;
+ * a pointer must be where the kind says and its rows fit in its pitch. */
+static cudaError_t side_3d_ok(const xprt_drv *d, cudaArray_const_t array,
+                              struct cudaPitchedPtr pp, struct cudaPos pos, struct cudaExtent ext,
+                              enum cudaMemcpyKind kind, bool is_src)
+{
+    bool device;
+    switch (kind) {
+    case cudaMemcpyHostToDevice: device = !is_src; break;
+    case cudaMemcpyDeviceToHost: device = is_src; break;
+    case cudaMemcpyDeviceToDevice: device = true; break;
+    case cudaMemcpyHostToHost: device = false; break;
+    default: return array != NULL ? cudaSuccess : pitched_ok(pp, pos, ext);
+    }
+    if (array != NULL)
+        return device ? cudaSuccess : cudaErrorInvalidMemcpyDirection;
+    cudaError_t e = pitched_ok(pp, pos, ext);
+    return e != cudaSuccess ? e : xprt_check_side(d, pp.ptr, device);
+}
+
 static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bool async,
                              cudaStream_t stream)
 {
@@ -310,20 +341,31 @@ static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bo
         return xprt_result(e);
     if (!valid_kind(p->kind))
         return xprt_result(cudaErrorInvalidMemcpyDirection);
-    if (p->srcArray != NULL || p->dstArray != NULL)
-        return xprt_result(cudaErrorNotSupported);   /* arrays are not simulated */
-    if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
+    /* With an array, the extent and the array's position are in its
+     * elements (a pointer's position stays in bytes). */
+    size_t selem = 1, delem = 1;
+    if ((p->srcArray && (e = xprt_array_elem(d, p->srcArray, &selem)) != cudaSuccess) ||
+        (p->dstArray && (e = xprt_array_elem(d, p->dstArray, &delem)) != cudaSuccess))
+        return xprt_result(e);
+    if (p->srcArray && p->dstArray && selem != delem)
+        return xprt_result(cudaErrorInvalidValue);
+    struct cudaExtent ext = p->extent;
+    if (__builtin_mul_overflow(ext.width, p->srcArray ? selem : delem, &ext.width))
+        return xprt_result(cudaErrorInvalidValue);
+    if (ext.width == 0 || ext.height == 0 || ext.depth == 0)
         return cudaSuccess;
-    if ((e = pitched_ok(p->srcPtr, p->srcPos, p->extent)) != cudaSuccess ||
-        (e = pitched_ok(p->dstPtr, p->dstPos, p->extent)) != cudaSuccess ||
-        (e = check_pointers(d, p->dstPtr.ptr, p->srcPtr.ptr, p->kind)) != cudaSuccess)
+    if ((e = side_3d_ok(d, p->srcArray, p->srcPtr, p->srcPos, ext, p->kind, true)) !=
+            cudaSuccess ||
+        (e = side_3d_ok(d, p->dstArray, p->dstPtr, p->dstPos, ext, p->kind, false)) !=
+            cudaSuccess)
         return xprt_result(e);
     side_cu ss, ds;
     kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
-    CUDA_MEMCPY3D c = {.WidthInBytes = p->extent.width, .Height = p->extent.height,
-                       .Depth = p->extent.depth};
+    CUDA_MEMCPY3D c = {.WidthInBytes = ext.width, .Height = ext.height, .Depth = ext.depth};
     PITCHED_3D(c, src, p->srcPtr, p->srcPos, ss);
     PITCHED_3D(c, dst, p->dstPtr, p->dstPos, ds);
+    ARRAY_3D(c, src, p->srcArray, p->srcPos, selem);
+    ARRAY_3D(c, dst, p->dstArray, p->dstPos, delem);
     CUresult r = async ? XPRT_CALL(d, cuMemcpy3DAsync, &c, stream_of(stream))
                        : XPRT_CALL(d, cuMemcpy3D, &c);
     return xprt_result_cu(r);

@@ -163,6 +163,10 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuMemcpy3DPeerAsync, PFN_cuMemcpy3DPeerAsync_v4000)                   \
     X(cuMemcpyBatchAsync, PFN_cuMemcpyBatchAsync_v13000)                    \
     X(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000)                                 \
+    X(cuMemcpyAtoA, PFN_cuMemcpyAtoA_v3020)                                 \
+    X(cuArray3DCreate, PFN_cuArray3DCreate_v3020)                           \
+    X(cuArray3DGetDescriptor, PFN_cuArray3DGetDescriptor_v3020)             \
+    X(cuArrayDestroy, PFN_cuArrayDestroy_v2000)                             \
     X(cuMemcpyPeerAsync, PFN_cuMemcpyPeerAsync_v4000)                       \
     X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                     \
     X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                           \
@@ -319,6 +323,16 @@ cudaError_t xprt_classify(const xprt_drv *d, const void *ptr, xprt_ptr_info *out
  * used only when async. */
 cudaError_t xprt_copy(const xprt_drv *d, void *dst, const void *src, size_t count,
                       enum cudaMemcpyKind kind, bool async, cudaStream_t stream);
+
+/* Whether ptr is acceptable as the side of a copy that its kind says is on
+ * the device (want_device) or on the host. */
+cudaError_t xprt_check_side(const xprt_drv *d, const void *ptr, bool want_device);
+
+/* ---- rt_array.c ---------------------------------------------------------- */
+
+/* Bytes of one element of array a; cudaErrorInvalidResourceHandle when a
+ * names no array. */
+cudaError_t xprt_array_elem(const xprt_drv *d, cudaArray_const_t a, size_t *out);
 
 /* ---- rt_fatbin.c --------------------------------------------------------- */
 

@@ -169,10 +169,10 @@ int main(void)
     CHECK_CUDA(cudaMemcpy3D(&p), cudaErrorInvalidValue);
     p.kind = (enum cudaMemcpyKind)42;
     CHECK_CUDA(cudaMemcpy3D(&p), cudaErrorInvalidMemcpyDirection);
-    /* Arrays are not simulated. */
+    /* A handle that names no array (arrays themselves: test_arrays.c). */
     p = parms(dev, dpos, dev2, d2pos, e, cudaMemcpyDeviceToDevice);
     p.srcArray = (cudaArray_t)(uintptr_t)0x1000;
-    CHECK_CUDA(cudaMemcpy3D(&p), cudaErrorNotSupported);
+    CHECK_CUDA(cudaMemcpy3D(&p), cudaErrorInvalidResourceHandle);
     CHECK_CUDA(cudaMemcpy3D(NULL), cudaErrorInvalidValue);
     /* An empty extent copies nothing and succeeds. */
     p = parms(dev, dpos, dev2, d2pos, make_cudaExtent(0, 4, 3), cudaMemcpyDeviceToDevice);
