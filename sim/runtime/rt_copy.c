@@ -299,6 +299,48 @@ static cudaError_t pitched_ok(struct cudaPitchedPtr p, struct cudaPos pos, struc
         (c).side##Height = (pp).ysize;                                         \
     } while (0)
 
+/* cudaMemcpy3DParms without arrays, as the driver's CUDA_MEMCPY3D: positions
+ * and the extent's width in bytes, ysize as the slice height, the memory
+ * types the kind stands for (UNIFIED for cudaMemcpyDefault). */
+static cudaError_t memcpy3d_params(const xprt_drv *d, const struct cudaMemcpy3DParms *p,
+                                   CUDA_MEMCPY3D *c)
+{
+    if (!valid_kind(p->kind))
+        return cudaErrorInvalidMemcpyDirection;
+    /* Arrays are not simulated (yet): said plainly rather than misread. */
+    if (p->srcArray != NULL || p->dstArray != NULL)
+        return cudaErrorNotSupported;
+    cudaError_t e;
+    if ((e = pitched_ok(p->srcPtr, p->srcPos, p->extent)) != cudaSuccess ||
+        (e = pitched_ok(p->dstPtr, p->dstPos, p->extent)) != cudaSuccess ||
+        (e = check_pointers(d, p->dstPtr.ptr, p->srcPtr.ptr, p->kind)) != cudaSuccess)
+        return e;
+    side_cu ss, ds;
+    kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
+    *c = (CUDA_MEMCPY3D){.WidthInBytes = p->extent.width, .Height = p->extent.height,
+                         .Depth = p->extent.depth};
+    PITCHED_3D(*c, src, p->srcPtr, p->srcPos, ss);
+    PITCHED_3D(*c, dst, p->dstPtr, p->dstPos, ds);
+    return cudaSuccess;
+}
+
+cudaError_t xprt_memcpy3d_params(const xprt_drv *d, const struct cudaMemcpy3DParms *p,
+                                 CUDA_MEMCPY3D *out)
+{
+    return p == NULL ? cudaErrorInvalidValue : memcpy3d_params(d, p, out);
+}
+
+cudaError_t xprt_memcpy1d_params(const xprt_drv *d, void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, CUDA_MEMCPY3D *out)
+{
+    struct cudaMemcpy3DParms p = {
+        .srcPtr = {.ptr = (void *)(uintptr_t)src, .pitch = count, .xsize = count, .ysize = 1},
+        .dstPtr = {.ptr = dst, .pitch = count, .xsize = count, .ysize = 1},
+        .extent = {.width = count, .height = 1, .depth = 1},
+        .kind = kind};
+    return memcpy3d_params(d, &p, out);
+}
+
 static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bool async,
                              cudaStream_t stream)
 {
@@ -308,22 +350,12 @@ static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bo
     cudaError_t e = xprt_enter(api, &d);
     if (e != cudaSuccess)
         return xprt_result(e);
-    if (!valid_kind(p->kind))
-        return xprt_result(cudaErrorInvalidMemcpyDirection);
-    if (p->srcArray != NULL || p->dstArray != NULL)
-        return xprt_result(cudaErrorNotSupported);   /* arrays are not simulated */
-    if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0)
+    if (valid_kind(p->kind) && p->srcArray == NULL && p->dstArray == NULL &&
+        (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0))
         return cudaSuccess;
-    if ((e = pitched_ok(p->srcPtr, p->srcPos, p->extent)) != cudaSuccess ||
-        (e = pitched_ok(p->dstPtr, p->dstPos, p->extent)) != cudaSuccess ||
-        (e = check_pointers(d, p->dstPtr.ptr, p->srcPtr.ptr, p->kind)) != cudaSuccess)
+    CUDA_MEMCPY3D c;
+    if ((e = memcpy3d_params(d, p, &c)) != cudaSuccess)
         return xprt_result(e);
-    side_cu ss, ds;
-    kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
-    CUDA_MEMCPY3D c = {.WidthInBytes = p->extent.width, .Height = p->extent.height,
-                       .Depth = p->extent.depth};
-    PITCHED_3D(c, src, p->srcPtr, p->srcPos, ss);
-    PITCHED_3D(c, dst, p->dstPtr, p->dstPos, ds);
     CUresult r = async ? XPRT_CALL(d, cuMemcpy3DAsync, &c, stream_of(stream))
                        : XPRT_CALL(d, cuMemcpy3D, &c);
     return xprt_result_cu(r);
@@ -473,6 +505,26 @@ int xprt_memcpy_batch(int ptds, void *const *dsts, const void *const *srcs, cons
 /* Copies between a registered variable and memory; to_symbol says which way.
  * The kinds the API documents: HostToDevice (to) or DeviceToHost (from),
  * DeviceToDevice, and Default. */
+cudaError_t xprt_symbol_at(const xprt_drv *d, const void *symbol, size_t count, size_t offset,
+                           enum cudaMemcpyKind kind, bool to_symbol, void **out)
+{
+    enum cudaMemcpyKind host_kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    if (kind != host_kind && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    xprt_var *v = xprt_find_var(symbol);
+    if (v == NULL)
+        return cudaErrorInvalidSymbol;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    cudaError_t e = xprt_var_address(d, v, &base, &size);
+    if (e != cudaSuccess)
+        return e;
+    if (offset > size || count > size - offset)
+        return cudaErrorInvalidValue;
+    *out = (void *)(uintptr_t)(base + offset);
+    return cudaSuccess;
+}
+
 static cudaError_t memcpy_symbol(xprt_api api, bool to_symbol, const void *symbol, void *mem,
                                  size_t count, size_t offset, enum cudaMemcpyKind kind,
                                  bool async, cudaStream_t stream)
@@ -481,20 +533,9 @@ static cudaError_t memcpy_symbol(xprt_api api, bool to_symbol, const void *symbo
     cudaError_t e = xprt_enter(api, &d);
     if (e != cudaSuccess)
         return xprt_result(e);
-    enum cudaMemcpyKind host_kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    if (kind != host_kind && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-        return xprt_result(cudaErrorInvalidMemcpyDirection);
-    xprt_var *v = xprt_find_var(symbol);
-    if (v == NULL)
-        return xprt_result(cudaErrorInvalidSymbol);
-    CUdeviceptr base = 0;
-    size_t size = 0;
-    e = xprt_var_address(d, v, &base, &size);
-    if (e != cudaSuccess)
+    void *var;
+    if ((e = xprt_symbol_at(d, symbol, count, offset, kind, to_symbol, &var)) != cudaSuccess)
         return xprt_result(e);
-    if (offset > size || count > size - offset)
-        return xprt_result(cudaErrorInvalidValue);
-    void *var = (void *)(uintptr_t)(base + offset);
     e = to_symbol ? xprt_copy(d, var, mem, count, kind, async, stream)
                   : xprt_copy(d, mem, var, count, kind, async, stream);
     return xprt_result(e);
