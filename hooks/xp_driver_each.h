@@ -52,6 +52,15 @@
 #ifndef XP_PROCADDRESS
 #define XP_PROCADDRESS XP_DRV_EACH
 #endif
+#ifndef XP_GRAPH
+#define XP_GRAPH XP_DRV_EACH
+#endif
+#ifndef XP_GNODE_COPY3D
+#define XP_GNODE_COPY3D XP_DRV_EACH
+#endif
+#ifndef XP_GNODE_MEMSET
+#define XP_GNODE_MEMSET XP_DRV_EACH
+#endif
 #include "xp_driver_hooks.def"
 #undef XP_COPY
 #undef XP_ARRAY_COPY
@@ -68,4 +77,7 @@
 #undef XP_LAUNCH
 #undef XP_PROFILER
 #undef XP_PROCADDRESS
+#undef XP_GRAPH
+#undef XP_GNODE_COPY3D
+#undef XP_GNODE_MEMSET
 #undef XP_DRV_EACH

@@ -14,10 +14,14 @@
 
 #include "xp_driver_hooks.h"
 #include "xp_engine.h"
+#include "xp_graph.h"
 
 /* cuda.h maps the old name to the new one; the table needs both. */
 #undef cuGetProcAddress
 #undef cuMemPrefetchAsync
+#undef cuStreamBeginCapture
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
 
 _Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
 
@@ -98,9 +102,8 @@ static inline uint64_t box_start(const drv_side *d)
 /* depth slices of height rows of width bytes, and the kind the memory types
  * give (host, device; unified memory resolved by address; an array laid
  * out tight). */
-static void drv_box(const xp_scope *s, xp_api api, const drv_side *src, const drv_side *dst,
-                    size_t width, size_t height, size_t depth, uint64_t stream, bool async,
-                    CUresult rc)
+static xp_copy_call drv_box(xp_api api, const drv_side *src, const drv_side *dst, size_t width,
+                            size_t height, size_t depth, uint64_t stream, bool async)
 {
     bool sh = src->type == CU_MEMORYTYPE_HOST, dh = dst->type == CU_MEMORYTYPE_HOST;
     bool sd = src->type == CU_MEMORYTYPE_DEVICE || src->type == CU_MEMORYTYPE_ARRAY;
@@ -116,7 +119,7 @@ static void drv_box(const xp_scope *s, xp_api api, const drv_side *src, const dr
         .dslice = dpitch * (da ? height : dst->height),
         .device_sides = (sd ? XP_SIDE_SRC_DEVICE : 0u) | (dd ? XP_SIDE_DST_DEVICE : 0u) |
                         (sa ? XP_SIDE_SRC_ARRAY : 0u) | (da ? XP_SIDE_DST_ARRAY : 0u)};
-    xp_record_copy(s, &c, (int)rc);
+    return c;
 }
 
 static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D *p,
@@ -130,21 +133,49 @@ static inline void drv_copy2d(const xp_scope *s, xp_api api, const CUDA_MEMCPY2D
                     p->srcY, 0, p->srcPitch, p->Height};
     drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
                     p->dstY, 0, p->dstPitch, p->Height};
-    drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, 1, stream, async, rc);
+    xp_copy_call c = drv_box(api, &src, &dst, p->WidthInBytes, p->Height, 1, stream, async);
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* The copy a CUDA_MEMCPY3D describes (a copy call's or a graph node's). */
+static xp_copy_call drv_box3d(xp_api api, const CUDA_MEMCPY3D *p, uint64_t stream, bool async)
+{
+    if (p == NULL)
+        return (xp_copy_call){.api = api, .kind = 4, .stream = stream, .async = async};
+    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
+                    p->srcY, p->srcZ, p->srcPitch, p->srcHeight};
+    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
+                    p->dstY, p->dstZ, p->dstPitch, p->dstHeight};
+    return drv_box(api, &src, &dst, p->WidthInBytes, p->Height, p->Depth, stream, async);
 }
 
 static inline void drv_copy3d(const xp_scope *s, xp_api api, const CUDA_MEMCPY3D *p,
                               uint64_t stream, bool async, CUresult rc)
 {
-    if (p == NULL) {
-        drv_copy(s, api, 0, 0, 0, 4, 0, stream, async, rc);
-        return;
-    }
-    drv_side src = {p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, p->srcXInBytes,
-                    p->srcY, p->srcZ, p->srcPitch, p->srcHeight};
-    drv_side dst = {p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, p->dstXInBytes,
-                    p->dstY, p->dstZ, p->dstPitch, p->dstHeight};
-    drv_box(s, api, &src, &dst, p->WidthInBytes, p->Height, p->Depth, stream, async, rc);
+    xp_copy_call c = drv_box3d(api, p, stream, async);
+    xp_record_copy(s, &c, (int)rc);
+}
+
+/* ---- graphs ------------------------------------------------------------------ */
+
+/* A handle an add, instantiate or clone returned, read only on success. */
+#define result_handle(rc, p) ((rc) == CUDA_SUCCESS && (p) != NULL ? XP_U64(*(p)) : 0)
+
+static void drv_gnode_3d(const xp_scope *s, xp_api api, xp_gnode_target t, uint64_t owner,
+                         uint64_t node, const CUDA_MEMCPY3D *p, CUresult rc)
+{
+    xp_copy_call c = drv_box3d(api, p, 0, true);
+    xp_record_graph_copy_node(s, t, owner, node, &c, (int)rc);
+}
+
+/* elementSize bytes (1, 2 or 4) times width, height rows. */
+static void drv_gnode_memset(const xp_scope *s, xp_api api, xp_gnode_target t, uint64_t owner,
+                             uint64_t node, const CUDA_MEMSET_NODE_PARAMS *p, CUresult rc)
+{
+    xp_record_graph_memset_node(
+        s, api, t, owner, node, p != NULL ? (uint64_t)p->dst : 0, p != NULL ? (int)p->value : 0,
+        p != NULL ? (uint64_t)p->elementSize * p->width * (p->height ? p->height : 1) : 0,
+        (int)rc);
 }
 
 /* A prefetch of managed memory: to a device (H2D) or to the host (D2H),
@@ -295,6 +326,21 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
 #define XP_PROFILER(name, params, args, start)                                          \
     XP_DRV_BODY(name, params, args,                                                     \
                 xp_record_profiler(&scope, XP_API_##name, (start), (int)rc))
+
+#define XP_GRAPH(name, params, args, op, a, b, c)                                       \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_graph_op(&scope, XP_API_##name, (op), XP_U64(a), XP_U64(b),   \
+                                   XP_U64(c), (int)rc))
+
+#define XP_GNODE_COPY3D(name, params, args, target, owner, node, desc)                  \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_gnode_3d(&scope, XP_API_##name, (target), XP_U64(owner), XP_U64(node), \
+                             (desc), rc))
+
+#define XP_GNODE_MEMSET(name, params, args, target, owner, node, desc)                  \
+    XP_DRV_BODY(name, params, args,                                                     \
+                drv_gnode_memset(&scope, XP_API_##name, (target), XP_U64(owner),        \
+                                 XP_U64(node), (desc), rc))
 
 /* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
 #define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;

@@ -20,6 +20,9 @@
 
 #undef cuGetProcAddress
 #undef cuMemPrefetchAsync
+#undef cuStreamBeginCapture
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);

@@ -67,6 +67,7 @@ const xp_rt_hook *xp_rt_hook_find(const char *name, unsigned version);
  * declare it, which the ABI check knows. */
 #define XP_V12_8 (0, 1, 0)
 #define XP_V13_V12_5 (1, 1, 0)
+#define XP_V13_V12_3 (1, 1, 0)   /* at libcudart.so.12 from CUDA 12.3 */
 
 /* Defines a hook at each version of `vers`, with def(function, version
  * index, name, ...), and exports them as name@@libcudart.so.13,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "xp_engine.h"
+#include "xp_graph.h"
 #include "xp_runtime_export.h"
 
 /* Versions the runtime's symbols carry (libcudart.so.13 exports
@@ -255,11 +256,12 @@ static inline void box_copy(xp_copy_call *c, xp_api api, struct cudaExtent e,
     c->depth = e.depth;
 }
 
-/* With an array, the extent's width is in the array's elements: the bytes
- * are width x element size (the array's, asked of the runtime). */
-static void hook_copy3d_parms(const xp_scope *s, xp_api api, unsigned version,
-                              const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
-                              cudaError_t rc)
+/* The copy a cudaMemcpy3DParms describes (a copy call's or a graph node's).
+ * With an array, the extent's width is in the array's elements: the bytes
+ * are width x element size (the array's, asked of the runtime once the call
+ * succeeded). */
+static xp_copy_call parms_copy(xp_api api, unsigned version, const struct cudaMemcpy3DParms *p,
+                               cudaStream_t stream, bool async, cudaError_t rc)
 {
     xp_copy_call c = {.kind = 4};
     if (p != NULL) {
@@ -276,6 +278,14 @@ static void hook_copy3d_parms(const xp_scope *s, xp_api api, unsigned version,
     } else {
         box_copy(&c, api, (struct cudaExtent){0, 0, 0}, stream, async);
     }
+    return c;
+}
+
+static void hook_copy3d_parms(const xp_scope *s, xp_api api, unsigned version,
+                              const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
+                              cudaError_t rc)
+{
+    xp_copy_call c = parms_copy(api, version, p, stream, async, rc);
     xp_record_copy(s, &c, (int)rc);
 }
 
@@ -369,9 +379,10 @@ static uint64_t symbol_side(cudaError_t rc, const void *symbol, size_t offset, s
     return (uint64_t)(uintptr_t)symbol + offset;
 }
 
-static inline void hook_symbol(const xp_scope *s, xp_api api, unsigned version, bool to_symbol,
-                               const void *symbol, const void *mem, size_t count, size_t offset,
-                               int kind, cudaStream_t stream, bool async, cudaError_t rc)
+/* The copy to (or from) a module variable (a copy call's or a graph node's). */
+static xp_copy_call symbol_copy(xp_api api, unsigned version, bool to_symbol, const void *symbol,
+                                const void *mem, size_t count, size_t offset, int kind,
+                                cudaStream_t stream, bool async, cudaError_t rc)
 {
     uint64_t var = symbol_side(rc, symbol, offset, count, version);
     uint64_t host = (uint64_t)(uintptr_t)mem;
@@ -379,7 +390,73 @@ static inline void hook_symbol(const xp_scope *s, xp_api api, unsigned version, 
                       .bytes = count, .stream = (uint64_t)(uintptr_t)stream, .kind = kind,
                       .async = async,
                       .device_sides = to_symbol ? XP_SIDE_DST_DEVICE : XP_SIDE_SRC_DEVICE};
+    return c;
+}
+
+static inline void hook_symbol(const xp_scope *s, xp_api api, unsigned version, bool to_symbol,
+                               const void *symbol, const void *mem, size_t count, size_t offset,
+                               int kind, cudaStream_t stream, bool async, cudaError_t rc)
+{
+    xp_copy_call c = symbol_copy(api, version, to_symbol, symbol, mem, count, offset, kind,
+                                 stream, async, rc);
     xp_record_copy(s, &c, (int)rc);
+}
+
+/* ---- graphs ---------------------------------------------------------------- */
+
+/* What an add, instantiate or clone returned, read only when it succeeded. */
+static inline uint64_t new_node(cudaError_t rc, const cudaGraphNode_t *p)
+{
+    return rc == cudaSuccess && p != NULL ? (uint64_t)(uintptr_t)*p : 0;
+}
+
+static inline uint64_t new_exec(cudaError_t rc, const cudaGraphExec_t *p)
+{
+    return rc == cudaSuccess && p != NULL ? (uint64_t)(uintptr_t)*p : 0;
+}
+
+static inline uint64_t new_graph(cudaError_t rc, const cudaGraph_t *p)
+{
+    return rc == cudaSuccess && p != NULL ? (uint64_t)(uintptr_t)*p : 0;
+}
+
+static void hook_gnode_1d(const xp_scope *s, xp_api api, xp_gnode_target t, uint64_t owner,
+                          uint64_t node, const void *dst, const void *src, size_t count, int kind,
+                          cudaError_t rc)
+{
+    xp_copy_call c = {.api = api, .dst = (uint64_t)(uintptr_t)dst,
+                      .src = (uint64_t)(uintptr_t)src, .bytes = count, .kind = kind,
+                      .async = true};
+    xp_record_graph_copy_node(s, t, owner, node, &c, (int)rc);
+}
+
+static void hook_gnode_3d(const xp_scope *s, xp_api api, unsigned version, xp_gnode_target t,
+                          uint64_t owner, uint64_t node, const struct cudaMemcpy3DParms *p,
+                          cudaError_t rc)
+{
+    xp_copy_call c = parms_copy(api, version, p, NULL, true, rc);
+    xp_record_graph_copy_node(s, t, owner, node, &c, (int)rc);
+}
+
+static void hook_gnode_symbol(const xp_scope *s, xp_api api, unsigned version, bool to_symbol,
+                              xp_gnode_target t, uint64_t owner, uint64_t node,
+                              const void *symbol, const void *mem, size_t count, size_t offset,
+                              int kind, cudaError_t rc)
+{
+    xp_copy_call c = symbol_copy(api, version, to_symbol, symbol, mem, count, offset, kind, NULL,
+                                 true, rc);
+    xp_record_graph_copy_node(s, t, owner, node, &c, (int)rc);
+}
+
+/* elementSize bytes (1, 2 or 4) times width, height rows. */
+static void hook_gnode_memset(const xp_scope *s, xp_api api, xp_gnode_target t, uint64_t owner,
+                              uint64_t node, const struct cudaMemsetParams *p, cudaError_t rc)
+{
+    xp_record_graph_memset_node(
+        s, api, t, owner, node, p != NULL ? (uint64_t)(uintptr_t)p->dst : 0,
+        p != NULL ? (int)p->value : 0,
+        p != NULL ? (uint64_t)p->elementSize * p->width * (p->height ? p->height : 1) : 0,
+        (int)rc);
 }
 
 static inline uint64_t result_ptr(cudaError_t rc, const void *p)
@@ -474,6 +551,39 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     XP_HOOK_BODY(vers, name, params, args, if (rc == cudaSuccess) after,                \
                  xp_record_call(&scope, XP_API_##name, (arg0), (int)rc))
 
+#define XP_GRAPH_AT(vers, name, params, args, op, a, b, c)                              \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 xp_record_graph_op(&scope, XP_API_##name, (op), (uint64_t)(uintptr_t)(a), \
+                                    (uint64_t)(uintptr_t)(b), (uint64_t)(uintptr_t)(c),  \
+                                    (int)rc))
+
+#define XP_GNODE_COPY1D_AT(vers, name, params, args, target, owner, node, dst, src, count, \
+                           kind)                                                        \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 hook_gnode_1d(&scope, XP_API_##name, (target), (uint64_t)(uintptr_t)(owner), \
+                               (uint64_t)(uintptr_t)(node), (dst), (src), (count),      \
+                               (int)(kind), rc))
+
+#define XP_GNODE_COPY3D_AT(vers, name, params, args, target, owner, node, desc)         \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 hook_gnode_3d(&scope, XP_API_##name, hook_version, (target),           \
+                               (uint64_t)(uintptr_t)(owner), (uint64_t)(uintptr_t)(node), \
+                               (desc), rc))
+
+#define XP_GNODE_SYMBOL_AT(vers, name, to_symbol, params, args, target, owner, node, symbol, \
+                           mem, count, offset, kind)                                    \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 hook_gnode_symbol(&scope, XP_API_##name, hook_version, (to_symbol),    \
+                                   (target), (uint64_t)(uintptr_t)(owner),              \
+                                   (uint64_t)(uintptr_t)(node), (symbol), (mem), (count), \
+                                   (offset), (int)(kind), rc))
+
+#define XP_GNODE_MEMSET_AT(vers, name, params, args, target, owner, node, desc)         \
+    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
+                 hook_gnode_memset(&scope, XP_API_##name, (target),                     \
+                                   (uint64_t)(uintptr_t)(owner), (uint64_t)(uintptr_t)(node), \
+                                   (desc), rc))
+
 /* Most entries are the same at every version. */
 #define XP_COPY(...) XP_COPY_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_COPY2D(...) XP_COPY2D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
@@ -491,5 +601,10 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
 #define XP_SYNC(...) XP_SYNC_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_CALL(...) XP_CALL_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 #define XP_PROFILER(...) XP_PROFILER_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_GRAPH(...) XP_GRAPH_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_GNODE_COPY1D(...) XP_GNODE_COPY1D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_GNODE_COPY3D(...) XP_GNODE_COPY3D_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_GNODE_SYMBOL(...) XP_GNODE_SYMBOL_AT(XP_ALL_VERSIONS, __VA_ARGS__)
+#define XP_GNODE_MEMSET(...) XP_GNODE_MEMSET_AT(XP_ALL_VERSIONS, __VA_ARGS__)
 
 #include "xp_runtime_hooks.def"

@@ -2,6 +2,7 @@
  * ingest, fork and vfork, and its end at exit. */
 #include "xp_engine.h"
 #include "xp_engine_int.h"
+#include "xp_graph.h"
 #include "xp_fingerprint.h"
 
 #include <fcntl.h>
@@ -444,6 +445,7 @@ static void on_fork_child(void)
     xp_inflight_after_fork();
     xp_cached_tid = 0;
     xp_runtime_note_after_fork();
+    xp_graph_after_fork();
     atomic_store(&state, ST_OFF);
 }
 
@@ -533,6 +535,10 @@ static int finish(void)
                      "the profiler's own work on their thread)", from_signals);
             xp_ingest_add_lost(xp_sess.ingest, from_signals, why);
         }
+        char graph_why[200];
+        uint64_t graph_lost = xp_graph_lost(graph_why, sizeof graph_why);
+        if (graph_lost)
+            xp_ingest_add_lost(xp_sess.ingest, graph_lost, graph_why);
         if (in_flight) {
             char why[96];
             snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);
@@ -546,7 +552,7 @@ static int finish(void)
         snprintf(jpath, sizeof jpath, "%s%s", xp_sess.db_path, XP_JOURNAL_SUFFIX);
         unlink(jpath);
         /* Said once, by the launcher from meta when there is one. */
-        uint64_t missing = lost + from_signals + in_flight + pending;
+        uint64_t missing = lost + from_signals + in_flight + pending + graph_lost;
         if (missing && xp_sess.cfg.manifest[0] == '\0')
             warn("xferprof: %s: %" PRIu64 " call(s) not recorded (see meta records_lost_reason)",
                  xp_sess.db_path, missing);

@@ -31,14 +31,16 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT": the commit word before version 5 */
-#define XP_JOURNAL_VERSION 7     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+#define XP_JOURNAL_VERSION 8     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
                                     4: stack records grew Python frames; PYCODE; copy
                                        records grew full_fingerprint; sync records
                                        copy_start_ns and the completed copy's fingerprint.
                                     5: the commit word is the record's checksum
                                     6: PAD closes a chunk its writer left
-                                    7: the checksum is CRC32C (was XXH3) */
+                                    7: the checksum is CRC32C (was XXH3)
+                                    8: GRAPH_NODE; copy and memset records grew graph_node
+                                       and launch_stack_id (copies a graph launch ran) */
 #define XP_JOURNAL_CHECKSUM_VERSION 5   /* the first version whose records carry one */
 #define XP_JOURNAL_CRC32C_VERSION 7     /* the first whose checksum is CRC32C */
 #define XP_JOURNAL_HEADER_SIZE 4096u
@@ -87,6 +89,8 @@ typedef enum xp_rec_type {
     XP_REC_PYCODE = 12,       /* a Python code object: written once per distinct one (version 4) */
     XP_REC_PAD = 13,          /* the rest of a chunk its writer left for good: no record
                                  follows it in the chunk (version 6); never delivered */
+    XP_REC_GRAPH_NODE = 14,   /* a copy or memset node of a CUDA graph, captured or added
+                                 (version 7): defined, not run */
     /* Never written: what the reader hands its callback in place of damaged
      * bytes (a record whose checksum fails, and whatever follows it up to the
      * next whole record), so that a consumer can count them as lost and move
@@ -163,17 +167,25 @@ typedef struct xp_rec_copy {
     uint64_t full_fingerprint; /* XXH3-64 of every byte, taken only for a SAMPLED upload whose
                                   sample equals the previous upload's to the same destination
                                   and size (the confirmation of a suspected repeat); 0 none */
+    /* Version 7 (a version 4-6 record ends here, XP_REC_COPY_V4_SIZE bytes).  A copy a graph
+     * launch ran: c.stack_id is then the stack of the node's capture or add call (where the
+     * copy was written), launch_stack_id the launch's, c.start_ns/end_ns the launch call's. */
+    uint64_t graph_node;      /* GRAPH_NODE node_id of the node it ran, 0: an ordinary copy */
+    uint64_t launch_stack_id; /* XP_REC_STACK id of the launch call, 0 none */
 } xp_rec_copy;
 #define XP_REC_COPY_V1_SIZE 88u
 #define XP_REC_COPY_V2_SIZE 104u
 #define XP_REC_COPY_V3_SIZE 112u
+#define XP_REC_COPY_V4_SIZE 120u
 _Static_assert(offsetof(xp_rec_copy, fingerprint) == XP_REC_COPY_V1_SIZE,
                "a version 1 copy record is the first 88 bytes of a version 2 one");
 _Static_assert(offsetof(xp_rec_copy, nvtx_range) == XP_REC_COPY_V2_SIZE,
                "a version 2 copy record is the first 104 bytes of a version 3 one");
 _Static_assert(offsetof(xp_rec_copy, full_fingerprint) == XP_REC_COPY_V3_SIZE,
                "a version 3 copy record is the first 112 bytes of a version 4 one");
-_Static_assert(sizeof(xp_rec_copy) == 120, "copy record is 120 bytes");
+_Static_assert(offsetof(xp_rec_copy, graph_node) == XP_REC_COPY_V4_SIZE,
+               "a version 4 copy record is the first 120 bytes of a version 7 one");
+_Static_assert(sizeof(xp_rec_copy) == 136, "copy record is 136 bytes");
 
 /* A memset (cudaMemset*): device memory, or pinned/managed host memory,
  * set to a byte value.  Not a copy: nothing crosses between host and device. */
@@ -189,11 +201,51 @@ typedef struct xp_rec_memset {
     uint8_t reserved[2];
     /* Version 3 (a version 2 record ends here, XP_REC_MEMSET_V2_SIZE bytes). */
     uint64_t nvtx_range;      /* as in xp_rec_copy */
+    /* Version 7 (a version 3-6 record ends here, XP_REC_MEMSET_V3_SIZE bytes): as in
+     * xp_rec_copy, for a memset node a graph launch ran. */
+    uint64_t graph_node;
+    uint64_t launch_stack_id;
 } xp_rec_memset;
 #define XP_REC_MEMSET_V2_SIZE 88u
+#define XP_REC_MEMSET_V3_SIZE 96u
 _Static_assert(offsetof(xp_rec_memset, nvtx_range) == XP_REC_MEMSET_V2_SIZE,
                "a version 2 memset record is the first 88 bytes of a version 3 one");
-_Static_assert(sizeof(xp_rec_memset) == 96, "memset record is 96 bytes");
+_Static_assert(offsetof(xp_rec_memset, graph_node) == XP_REC_MEMSET_V3_SIZE,
+               "a version 3 memset record is the first 96 bytes of a version 7 one");
+_Static_assert(sizeof(xp_rec_memset) == 112, "memset record is 112 bytes");
+
+/* A copy or memset node of a CUDA graph (version 7): issued on a capturing
+ * stream (it then did not run) or added to a graph explicitly, or one whose
+ * parameters a later call set (the same node_id again: the latest wins).  Each
+ * launch of a graph holding it runs it: a COPY or MEMSET record then, with
+ * graph_node = node_id.  c is the capture, add or set call (its stack names
+ * where the copy was written). */
+typedef enum xp_gnode_op {
+    XP_GNODE_COPY = 1, XP_GNODE_MEMSET = 2,
+} xp_gnode_op;
+
+typedef enum xp_gnode_via {
+    XP_GNODE_CAPTURE = 1,     /* a copy or memset call on a capturing stream */
+    XP_GNODE_ADD = 2,         /* cudaGraphAddMemcpyNode*, cuGraphAddMemsetNode, ... */
+    XP_GNODE_SET = 3,         /* cudaGraphMemcpyNodeSetParams*, ...: new parameters */
+} xp_gnode_via;
+
+typedef struct xp_rec_graph_node {
+    xp_call c;
+    uint64_t node_id;         /* per process, from 1 (never 0) */
+    uint64_t graph;           /* the graph's handle as the program saw it */
+    uint64_t handle;          /* the node's handle, 0 when not known */
+    uint64_t stream;          /* the capturing stream (XP_GNODE_CAPTURE), else 0 */
+    uint64_t src, dst, bytes; /* a memset: src 0 */
+    int32_t value;            /* a memset's value */
+    uint8_t op;               /* xp_gnode_op */
+    uint8_t via;              /* xp_gnode_via */
+    uint8_t direction;        /* xp_direction (memset: 0) */
+    uint8_t host_mem;         /* xp_host_mem of the host side (of the target for a memset) */
+    uint8_t kind;             /* the cudaMemcpyKind passed, 255 if none */
+    uint8_t reserved[7];
+} xp_rec_graph_node;
+_Static_assert(sizeof(xp_rec_graph_node) == 120, "graph node record is 120 bytes");
 
 typedef enum xp_alloc_kind {
     XP_ALLOC_DEVICE = 1, XP_ALLOC_PINNED = 2, XP_ALLOC_REGISTERED = 3, XP_ALLOC_MANAGED = 4,

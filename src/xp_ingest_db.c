@@ -19,10 +19,11 @@ static const char *const sql_text[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
     [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns, kernel_seq, "
-               "fingerprint, fp_kind, nvtx_range, full_fp) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+               "fingerprint, fp_kind, nvtx_range, full_fp, graph_node, launch_stack) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns, "
-                 "nvtx_range) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 "nvtx_range, graph_node, launch_stack) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns, nvtx_range, copy_start_ns, "
                "fingerprint, fp_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SITE_FIND] = "SELECT id FROM call_sites WHERE api = ?1 AND status = ?2 AND device = ?3 "
@@ -76,6 +77,28 @@ static const char *const sql_text[S_COUNT] = {
     [S_NVTX_RANGE] = "INSERT OR IGNORE INTO nvtx_range_rows(id, kind, name, domain, tid, "
                      "start_ns, depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_NVTX_END] = "INSERT OR IGNORE INTO nvtx_end_rows(range_id, tid, end_ns) VALUES (?1, ?2, ?3)",
+    /* A node's row: a set (via 3) after its capture or add changes its parameters
+     * only; a capture or add stored after a set of the same node keeps the set's
+     * parameters and says how the node was made. */
+    [S_GRAPH_NODE] = "INSERT INTO graph_node_rows(id, api, op, via, graph, handle, stream, "
+                     "direction, host_mem, kind, src, dst, bytes, value, device, tid, start_ns, "
+                     "end_ns, stack, updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?4 = 3) "
+                     "ON CONFLICT(id) DO UPDATE SET "
+                     "api = iif(excluded.via = 3, api, excluded.api), "
+                     "via = iif(excluded.via = 3, via, excluded.via), "
+                     "stream = iif(excluded.via = 3, stream, excluded.stream), "
+                     "tid = iif(excluded.via = 3, tid, excluded.tid), "
+                     "start_ns = iif(excluded.via = 3, start_ns, excluded.start_ns), "
+                     "end_ns = iif(excluded.via = 3, end_ns, excluded.end_ns), "
+                     "direction = iif(excluded.via = 3, excluded.direction, direction), "
+                     "host_mem = iif(excluded.via = 3, excluded.host_mem, host_mem), "
+                     "kind = iif(excluded.via = 3, excluded.kind, kind), "
+                     "src = iif(excluded.via = 3, excluded.src, src), "
+                     "dst = iif(excluded.via = 3, excluded.dst, dst), "
+                     "bytes = iif(excluded.via = 3, excluded.bytes, bytes), "
+                     "value = iif(excluded.via = 3, excluded.value, value), "
+                     "updated = 1",
     [S_PYCODE] = "INSERT OR IGNORE INTO py_code(key, file, name, first_line, line_table, "
                  "py_version, line_format) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 };

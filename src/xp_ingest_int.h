@@ -29,7 +29,7 @@
  * an insert's cost is the statement's own (cursors opened and closed, the
  * last rowid looked up), not the row's. */
 #define XP_ROW_BATCH 32
-#define XP_ROW_COLS 11            /* the most columns of a buffered row (copies) */
+#define XP_ROW_COLS 13            /* the most columns of a buffered row (copies) */
 
 /* What call_sites interns: everything about a call that tends to repeat. */
 typedef struct site_key {
@@ -56,7 +56,7 @@ enum {
     S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON, S_TIMES_FIXED,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
-    S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE,
+    S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE, S_GRAPH_NODE,
     S_CORRUPT_GET, S_CORRUPT_ADD, S_CORRUPT_REASON,
     S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
     S_COUNT

@@ -253,6 +253,57 @@ static int xp_error_row(xp_ingest *ig, const xp_call *c, sqlite3_int64 stack,
     return xp_ig_run(ig, S_ERROR);
 }
 
+/* Columns c and c + 1 of a copy or memset row: the graph node it ran (NULL
+ * for an ordinary call) and the stacks.id of the graph launch that ran it.
+ * Returns 0 or -1. */
+static int xp_graph_cells(xp_ingest *ig, sqlite3_int64 *v, uint16_t *nulls, unsigned c,
+                          uint64_t node, uint64_t launch_stack)
+{
+    sqlite3_int64 stack = xp_stack_ref(ig, launch_stack);
+    if (stack < 0)
+        return -1;
+    v[c] = xp_i64(node);
+    v[c + 1] = stack;
+    if (node == 0)
+        *nulls |= (uint16_t)(1u << c);
+    if (stack == 0)
+        *nulls |= (uint16_t)(1u << (c + 1));
+    return 0;
+}
+
+/* A graph node (journal version 7), keyed by its node_id: copies and memsets
+ * a launch ran name it.  Only successful calls make nodes. */
+static int xp_store_graph_node(xp_ingest *ig, const xp_rec_graph_node *r)
+{
+    sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
+    if (stack < 0)
+        return -1;
+    sqlite3_stmt *s = ig->st[S_GRAPH_NODE];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)r->node_id);
+    sqlite3_bind_int(s, 2, r->c.h.api);
+    sqlite3_bind_int(s, 3, r->op);
+    sqlite3_bind_int(s, 4, r->via);
+    sqlite3_bind_int64(s, 5, xp_i64(r->graph));
+    xp_bind_nonzero(s, 6, r->handle);
+    xp_bind_nonzero(s, 7, r->via == XP_GNODE_CAPTURE ? r->stream : 0);
+    sqlite3_bind_int(s, 8, r->direction);
+    sqlite3_bind_int(s, 9, r->host_mem);
+    sqlite3_bind_int(s, 10, r->kind);
+    sqlite3_bind_int64(s, 11, xp_i64(r->src));
+    sqlite3_bind_int64(s, 12, xp_i64(r->dst));
+    sqlite3_bind_int64(s, 13, xp_i64(r->bytes));
+    if (r->op == XP_GNODE_MEMSET)
+        sqlite3_bind_int(s, 14, r->value);
+    else
+        sqlite3_bind_null(s, 14);
+    sqlite3_bind_int(s, 15, r->c.device);
+    sqlite3_bind_int64(s, 16, r->c.h.tid);
+    sqlite3_bind_int64(s, 17, xp_i64(r->c.start_ns));
+    sqlite3_bind_int64(s, 18, xp_i64(r->c.end_ns));
+    xp_bind_stack(s, 19, stack);
+    return xp_ig_run(ig, S_GRAPH_NODE);
+}
+
 /* call_sites.id of call c: its api, status, device, thread, stream and stack,
  * with the parts only some records have (syncs and memsets pass 0 for what
  * they lack, and kind 255: none).  Returns the id or -1. */
@@ -311,9 +362,13 @@ static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
         *nulls |= 1u << 7 | 1u << 8;
     xp_nvtx_cell(v, nulls, 9, r->c.h.size >= XP_REC_COPY_V3_SIZE ? r->nvtx_range : 0);
     /* Version 4: the full hash confirming a sampled upload, NULL when not taken. */
-    v[10] = r->c.h.size >= sizeof *r ? xp_i64(r->full_fingerprint) : 0;
+    v[10] = r->c.h.size >= XP_REC_COPY_V4_SIZE ? xp_i64(r->full_fingerprint) : 0;
     if (v[10] == 0)
         *nulls |= 1u << 10;
+    /* Version 7: the graph node a launch ran, and the launch's stack. */
+    bool v7 = r->c.h.size >= sizeof *r;
+    if (xp_graph_cells(ig, v, nulls, 11, v7 ? r->graph_node : 0, v7 ? r->launch_stack_id : 0) != 0)
+        return -1;
     if (r->c.status == 0)
         return 0;
     if (xp_ig_flush(ig, &ig->copies) != 0)
@@ -453,7 +508,18 @@ static int xp_store_memset(xp_ingest *ig, const xp_rec_memset *r)
     sqlite3_bind_int64(s, 5, xp_i64(r->kernel_seq));
     sqlite3_bind_int64(s, 6, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 7, xp_i64(r->c.end_ns - r->c.start_ns));
-    xp_bind_nonzero(s, 8, r->c.h.size >= sizeof *r ? r->nvtx_range : 0);
+    xp_bind_nonzero(s, 8, r->c.h.size >= XP_REC_MEMSET_V3_SIZE ? r->nvtx_range : 0);
+    bool v7 = r->c.h.size >= sizeof *r;
+    sqlite3_int64 cells[2];
+    uint16_t nulls = 0;
+    if (xp_graph_cells(ig, cells, &nulls, 0, v7 ? r->graph_node : 0,
+                       v7 ? r->launch_stack_id : 0) != 0)
+        return -1;
+    for (unsigned i = 0; i < 2; i++)
+        if (nulls & (1u << i))
+            sqlite3_bind_null(s, 9 + (int)i);
+        else
+            sqlite3_bind_int64(s, 9 + (int)i, cells[i]);
     if (xp_ig_run(ig, S_MEMSET) != 0)
         return -1;
     if (r->c.status == 0)
@@ -601,7 +667,7 @@ int xp_ig_store(xp_ingest *ig, const xp_rec_header *h)
     _Alignas(8) unsigned char fixed[256];
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
-    case XP_REC_CALL: case XP_REC_MEMSET: {
+    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE: {
         const xp_call *c = (const xp_call *)h;
         if (c->end_ns >= c->start_ns && c->start_ns <= INT64_MAX && c->end_ns <= INT64_MAX)
             break;
@@ -631,6 +697,7 @@ int xp_ig_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_NVTX: return xp_store_nvtx(ig, (const xp_rec_nvtx *)h);
     case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_store_pycode(ig, (const xp_rec_pycode *)h);
+    case XP_REC_GRAPH_NODE: return xp_store_graph_node(ig, (const xp_rec_graph_node *)h);
     case XP_REC_PAD:       /* the reader never delivers it */
     case XP_REC_DAMAGED: break;
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xp_devices.h"
+#include "xp_graph.h"
 #include "xp_journal.h"
 #include "xp_nvtx.h"
 #include "xp_registry.h"
@@ -28,9 +29,11 @@ static struct {
 } launches[XP_MAX_DEVICES];
 
 /* Inlined into each record function: the type and size are constants
- * there, and the copy's hook saves a call (issue 15). */
+ * there, and the copy's hook saves a call (issue 15).  stack_id: the stack
+ * to record (a graph node's), NULL for the calling thread's own. */
 static inline __attribute__((always_inline)) void *
-reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status, int device)
+reserve_call_at(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status, int device,
+                const uint64_t *stack_id)
 {
     xp_call *c = xp_journal_reserve(xp_sess.journal, size);
     if (c == NULL) {
@@ -44,12 +47,25 @@ reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int st
     c->start_ns = s->start_ns;
     c->end_ns = xp_now_ns();
     /* Not even a call without stacks (issue 15: every instruction counts). */
-    c->stack_id = xp_sess.cfg.stack_depth > 0
-                      ? xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &s->site)
-                      : 0;
+    c->stack_id = stack_id != NULL             ? *stack_id
+                  : xp_sess.cfg.stack_depth > 0 ? xp_stack_capture(xp_sess.journal,
+                                                                   xp_sess.cfg.stack_depth, &s->site)
+                                                : 0;
     c->status = status;
     c->device = device;
     return c;
+}
+
+void *xp_reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status,
+                      int device, const uint64_t *stack_id)
+{
+    return reserve_call_at(type, api, size, s, status, device, stack_id);
+}
+
+static inline __attribute__((always_inline)) void *
+reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int status, int device)
+{
+    return reserve_call_at(type, api, size, s, status, device, NULL);
 }
 
 static bool host_kind(uint8_t k)
@@ -125,31 +141,26 @@ void xp_engine_last_copy_back(const void *buf)
     memcpy(&last_copy, buf, sizeof last_copy);
 }
 
-void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
 {
-    if (!s->recording)
-        return;
-    forget_last_copy();
-    if (xp_window_skip(s->start_ns, XP_WIN_COPY))
-        return;
-    xp_where ws, wd;
+    xp_where *ws = &f->ws, *wd = &f->wd;
     /* Arrays are rare: the common case keeps its one classification of both sides. */
     if (__builtin_expect(c->device_sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
         if (c->device_sides & XP_SIDE_SRC_ARRAY)
-            xp_classify_array(c->src, &ws);
+            xp_classify_array(c->src, ws);
         else
-            xp_classify(c->src, &ws);
+            xp_classify(c->src, ws);
         if (c->device_sides & XP_SIDE_DST_ARRAY)
-            xp_classify_array(c->dst, &wd);
+            xp_classify_array(c->dst, wd);
         else
-            xp_classify(c->dst, &wd);
+            xp_classify(c->dst, wd);
     } else {
-        xp_classify_copy(c->src, c->dst, &ws, &wd);
+        xp_classify_copy(c->src, c->dst, ws, wd);
     }
-    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
-        ws.kind = XP_ALLOC_DEVICE;
-    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
-        wd.kind = XP_ALLOC_DEVICE;
+    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws->kind))
+        ws->kind = XP_ALLOC_DEVICE;
+    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd->kind))
+        wd->kind = XP_ALLOC_DEVICE;
     uint8_t dir = c->migrate;
     switch (c->migrate ? -1 : c->kind) {
     case -1: break;
@@ -160,7 +171,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     default: {
         /* cudaMemcpyDefault: unified addressing says which side is which;
          * managed memory counts as device memory, where it is used. */
-        bool sd = !host_kind(ws.kind), dd = !host_kind(wd.kind);
+        bool sd = !host_kind(ws->kind), dd = !host_kind(wd->kind);
         dir = sd ? (dd ? XP_DIR_D2D : XP_DIR_D2H) : (dd ? XP_DIR_H2D : XP_DIR_H2H);
         break;
     }
@@ -169,26 +180,43 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (c->migrate)
         host_mem = XP_HOST_MANAGED;
     else if (dir == XP_DIR_H2D)
-        host_mem = host_mem_of(&ws);
+        host_mem = host_mem_of(ws);
     else if (dir == XP_DIR_D2H)
-        host_mem = host_mem_of(&wd);
+        host_mem = host_mem_of(wd);
     else if (dir == XP_DIR_H2H)
-        host_mem = host_mem_of(&ws) == XP_HOST_PAGEABLE || host_mem_of(&wd) == XP_HOST_PAGEABLE
+        host_mem = host_mem_of(ws) == XP_HOST_PAGEABLE || host_mem_of(wd) == XP_HOST_PAGEABLE
                        ? XP_HOST_PAGEABLE : XP_HOST_PINNED;
-    uint8_t blocking = blocking_of(c->async || c->migrate, dir, host_mem);
-    int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws.device
-                 : dir == XP_DIR_H2D ? wd.device : -1;
+    int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws->device
+                 : dir == XP_DIR_H2D ? wd->device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
         device = xp_current_device;
     if (c->has_device)
         device = c->device;
-    xp_rec_copy *r = reserve_call(XP_REC_COPY, c->api, sizeof *r, s, status, device);
+    f->direction = dir;
+    f->host_mem = host_mem;
+    f->device = device;
+}
+
+/* A copy record: an ordinary call's (run NULL), or one of the copies a
+ * graph launch ran (its node and the launch's stack; held the caller no
+ * more than the launch did, and pairs with no sync). */
+static void write_copy(const xp_scope *s, const xp_copy_call *c, int status,
+                       const xp_graph_run *run)
+{
+    xp_copy_facts f;
+    xp_copy_classify(c, &f);
+    uint8_t dir = f.direction, host_mem = f.host_mem;
+    int device = f.device;
+    uint8_t blocking = run != NULL ? XP_BLOCK_ASYNC
+                                   : blocking_of(c->async || c->migrate, dir, host_mem);
+    xp_rec_copy *r = reserve_call_at(XP_REC_COPY, c->api, sizeof *r, s, status, device,
+                                     run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
     r->fingerprint = status == 0 && xp_sess.cfg.fingerprint != XP_FP_MODE_OFF
-                         ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint, !c->async,
+                         ? xp_fp_copy(c, dir, &f.ws, &f.wd, xp_sess.cfg.fingerprint, !c->async,
                                       &fp_kind)
                          : 0;
     r->fingerprint_kind = fp_kind;
@@ -204,7 +232,9 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     r->blocking = blocking;
     r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
     r->nvtx_range = xp_nvtx_top;
-    if (status == 0 && blocking != XP_BLOCK_SYNC) {
+    r->graph_node = run != NULL ? run->node_id : 0;
+    r->launch_stack_id = run != NULL ? run->launch_stack : 0;
+    if (status == 0 && blocking != XP_BLOCK_SYNC && run == NULL) {
         last_copy.valid = true;
         last_copy.device = device;
         last_copy.start_ns = r->c.start_ns;
@@ -212,12 +242,32 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
         last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !c->migrate;
         if (last_copy.d2h) {
             last_copy.call = *c;
-            last_copy.wd = wd;
+            last_copy.wd = f.wd;
         }
     }
     xp_journal_commit_sized(r, sizeof *r);
     if (status == 0)
         xp_devices_used(device);
+}
+
+void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    /* A few instructions while nothing captures (nearly always): then a
+     * copy on a capturing stream is a graph node, not a copy that ran. */
+    if (__builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0) &&
+        status == 0 && xp_graph_capture_copy(s, c))
+        return;
+    if (xp_window_skip(s->start_ns, XP_WIN_COPY))
+        return;
+    write_copy(s, c, status, NULL);
+}
+
+void xp_record_graph_copy_run(const xp_scope *s, const xp_copy_call *c, const xp_graph_run *run)
+{
+    write_copy(s, c, 0, run);
 }
 
 /* Kept in the handles table, not the memory table (xp_registry.h). */
@@ -364,25 +414,28 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
     xp_journal_commit(r);
 }
 
-void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
-                      uint64_t stream, bool async, int status)
+uint8_t xp_memset_host_mem(uint64_t dst, int *device)
 {
-    if (!s->recording)
-        return;
-    forget_last_copy();
-    if (xp_window_skip(s->start_ns, XP_WIN_MEMSET))
-        return;
     xp_where w;
     xp_classify(dst, &w);
-    uint8_t host_mem = w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
+    *device = w.device >= 0 && (w.kind == XP_ALLOC_DEVICE || w.kind == XP_ALLOC_MANAGED)
+                  ? w.device
+                  : xp_current_device;
+    return w.kind == XP_ALLOC_DEVICE ? XP_HOST_NONE : host_mem_of(&w);
+}
+
+/* A memset record: an ordinary call's (run NULL) or one a graph launch ran. */
+static void write_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
+                         uint64_t stream, bool async, int status, const xp_graph_run *run)
+{
+    int device;
+    uint8_t host_mem = xp_memset_host_mem(dst, &device);
     /* NVIDIA's API synchronization behavior: a memset is asynchronous with
      * respect to the host, except the synchronous API on pinned host memory
      * or managed memory, which completes before it returns. */
     uint8_t blocking = !async && host_mem != XP_HOST_NONE ? XP_BLOCK_SYNC : XP_BLOCK_ASYNC;
-    int device = w.device >= 0 && (w.kind == XP_ALLOC_DEVICE || w.kind == XP_ALLOC_MANAGED)
-                     ? w.device
-                     : xp_current_device;
-    xp_rec_memset *r = reserve_call(XP_REC_MEMSET, api, sizeof *r, s, status, device);
+    xp_rec_memset *r = xp_reserve_call(XP_REC_MEMSET, api, sizeof *r, s, status, device,
+                                       run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
     r->dst = dst;
@@ -393,7 +446,29 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
     r->host_mem = host_mem;
     r->blocking = blocking;
     r->nvtx_range = xp_nvtx_top;
+    r->graph_node = run != NULL ? run->node_id : 0;
+    r->launch_stack_id = run != NULL ? run->launch_stack : 0;
     xp_journal_commit(r);
+}
+
+void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
+                      uint64_t stream, bool async, int status)
+{
+    if (!s->recording)
+        return;
+    forget_last_copy();
+    if (__builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0) &&
+        status == 0 && xp_graph_capture_memset(s, api, dst, value, bytes, stream))
+        return;
+    if (xp_window_skip(s->start_ns, XP_WIN_MEMSET))
+        return;
+    write_memset(s, api, dst, value, bytes, stream, async, status, NULL);
+}
+
+void xp_record_graph_memset_run(const xp_scope *s, xp_api api, uint64_t dst, int value,
+                                uint64_t bytes, const xp_graph_run *run)
+{
+    write_memset(s, api, dst, value, bytes, run->stream, true, 0, run);
 }
 
 void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)

@@ -157,6 +157,91 @@
     "(SELECT name FROM cuda_error_names n\n"                                               \
     "         WHERE n.layer = a.layer AND n.code = " t ".status) AS status_name\n"
 
+/* The copies and memsets views (schema 2: graph_node, launch_stack_id), made again
+ * by the upgrade from schema 1. */
+#define XP_SCHEMA_CALL_VIEWS_SQL \
+    "CREATE VIEW copies AS\n" \
+    "SELECT c.id AS id,\n" \
+    "       coalesce(a.name, 'api#' || s.api) AS api,\n" \
+    "       a.layer AS layer,\n" \
+    "       CASE s.direction WHEN 1 THEN 'H2D' WHEN 2 THEN 'D2H' WHEN 3 THEN 'D2D'\n" \
+    "                        WHEN 4 THEN 'H2H' END AS direction,\n" \
+    "       c.bytes AS bytes, c.src AS src, c.dst AS dst,\n" \
+    "       CASE s.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n" \
+    "                       WHEN 3 THEN 'managed' END AS host_mem,\n" \
+    "       CASE s.blocking WHEN 1 THEN 'sync' WHEN 2 THEN 'async'\n" \
+    "                       WHEN 3 THEN 'async_pageable' END AS blocking,\n" \
+    "       s.stream AS stream, s.device AS device, s.tid AS tid,\n" \
+    "       c.start_ns AS start_ns, c.start_ns + c.dur_ns AS end_ns, c.dur_ns AS dur_ns,\n" \
+    "       s.status AS status, s.stack AS stack_id,\n" \
+    "       nullif(s.kind, 255) AS kind, c.site AS site,\n" \
+    "       c.fingerprint AS fingerprint,\n" \
+    "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n" \
+    "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range,\n" \
+    "       c.full_fp AS full_fingerprint,\n" \
+    "       c.graph_node AS graph_node, c.launch_stack AS launch_stack_id,\n" \
+    "       " XP_STATUS_NAME_SQL("s") \
+    "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n" \
+    "CREATE VIEW memsets AS\n" \
+    "SELECT m.id AS id,\n" \
+    "       coalesce(a.name, 'api#' || s.api) AS api,\n" \
+    "       a.layer AS layer,\n" \
+    "       m.bytes AS bytes, m.dst AS dst, m.value AS value,\n" \
+    "       CASE s.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n" \
+    "                       WHEN 3 THEN 'managed' END AS host_mem,\n" \
+    "       CASE s.blocking WHEN 1 THEN 'sync' WHEN 2 THEN 'async'\n" \
+    "                       WHEN 3 THEN 'async_pageable' END AS blocking,\n" \
+    "       s.stream AS stream, s.device AS device, s.tid AS tid,\n" \
+    "       m.start_ns AS start_ns, m.start_ns + m.dur_ns AS end_ns, m.dur_ns AS dur_ns,\n" \
+    "       s.status AS status, s.stack AS stack_id, m.kernel_seq AS kernel_seq,\n" \
+    "       m.site AS site, m.nvtx_range AS nvtx_range,\n" \
+    "       m.graph_node AS graph_node, m.launch_stack AS launch_stack_id,\n" \
+    "       " XP_STATUS_NAME_SQL("s") \
+    "FROM memset_rows m JOIN call_sites s ON s.id = m.site LEFT JOIN apis a ON a.id = s.api;\n"
+/* Graph nodes (issue 17, schema 2): a copy or memset captured on a stream or
+ * added to a CUDA graph is defined there, not run; each launch of a graph
+ * runs it, a copy_rows (memset_rows) row whose graph_node is the node's id.
+ * Keyed by the journal's node_id, so a node stored after the launches that
+ * ran it (another thread's chunk) still meets them. */
+#define XP_SCHEMA_GRAPH_SQL                                                             \
+    "CREATE TABLE graph_node_rows(\n"                                                   \
+    "  id INTEGER PRIMARY KEY,\n"                                                       \
+    "  api INTEGER NOT NULL,\n"                                                         \
+    "  op INTEGER NOT NULL,\n"                                                          \
+    "  via INTEGER NOT NULL,\n"                                                         \
+    "  graph INTEGER NOT NULL,\n"                                                       \
+    "  handle INTEGER,\n"                                                               \
+    "  stream INTEGER,\n"                                                               \
+    "  direction INTEGER NOT NULL,\n"                                                   \
+    "  host_mem INTEGER NOT NULL,\n"                                                    \
+    "  kind INTEGER NOT NULL,\n"                                                        \
+    "  src INTEGER NOT NULL,\n"                                                         \
+    "  dst INTEGER NOT NULL,\n"                                                         \
+    "  bytes INTEGER NOT NULL,\n"                                                       \
+    "  value INTEGER,\n"                                                                \
+    "  device INTEGER NOT NULL,\n"                                                      \
+    "  tid INTEGER NOT NULL,\n"                                                         \
+    "  start_ns INTEGER NOT NULL,\n"                                                    \
+    "  end_ns INTEGER NOT NULL,\n"                                                      \
+    "  stack INTEGER,\n"                                                                \
+    "  updated INTEGER NOT NULL\n"                                                      \
+    ");\n"                                                                              \
+    "CREATE VIEW graph_nodes AS\n"                                                      \
+    "SELECT g.id AS id,\n"                                                              \
+    "       coalesce(a.name, 'api#' || g.api) AS api, a.layer AS layer,\n"              \
+    "       CASE g.op WHEN 1 THEN 'copy' WHEN 2 THEN 'memset' END AS op,\n"             \
+    "       CASE g.via WHEN 1 THEN 'capture' WHEN 2 THEN 'add' WHEN 3 THEN 'set' END\n" \
+    "         AS via,\n"                                                                \
+    "       g.graph AS graph, g.handle AS handle, g.stream AS stream,\n"                \
+    "       CASE g.direction WHEN 1 THEN 'H2D' WHEN 2 THEN 'D2H' WHEN 3 THEN 'D2D'\n"   \
+    "                        WHEN 4 THEN 'H2H' END AS direction,\n"                     \
+    "       CASE g.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n"              \
+    "                       WHEN 3 THEN 'managed' END AS host_mem,\n"                   \
+    "       nullif(g.kind, 255) AS kind, g.src AS src, g.dst AS dst, g.bytes AS bytes,\n" \
+    "       g.value AS value, g.device AS device, g.tid AS tid,\n"                      \
+    "       g.start_ns AS start_ns, g.end_ns AS end_ns, g.stack AS stack_id,\n"         \
+    "       g.updated AS updated\n"                                                     \
+    "FROM graph_node_rows g LEFT JOIN apis a ON a.id = g.api;\n"
 const char xp_schema_sql[] =
     "CREATE TABLE meta(\n"
     "  key TEXT PRIMARY KEY NOT NULL,\n"
@@ -247,7 +332,9 @@ const char xp_schema_sql[] =
     "  fingerprint INTEGER,\n"
     "  fp_kind INTEGER,\n"
     "  nvtx_range INTEGER,\n"
-    "  full_fp INTEGER\n"
+    "  full_fp INTEGER,\n"
+    "  graph_node INTEGER,\n"
+    "  launch_stack INTEGER\n"
     ");\n"
     /* Memsets share call_sites with copies (direction 0, kind 255). */
     "CREATE TABLE memset_rows(\n"
@@ -259,7 +346,9 @@ const char xp_schema_sql[] =
     "  kernel_seq INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL,\n"
     "  dur_ns INTEGER NOT NULL,\n"
-    "  nvtx_range INTEGER\n"
+    "  nvtx_range INTEGER,\n"
+    "  graph_node INTEGER,\n"
+    "  launch_stack INTEGER\n"
     ");\n"
     /* copy_start_ns: the start of the asynchronous copy this sync completed
      * (the thread's previous recorded call, on the stream or device it
@@ -326,42 +415,7 @@ const char xp_schema_sql[] =
     "  detail TEXT NOT NULL\n"
     ");\n"
     "CREATE INDEX error_rows_api ON error_rows(api);\n"
-    "CREATE VIEW copies AS\n"
-    "SELECT c.id AS id,\n"
-    "       coalesce(a.name, 'api#' || s.api) AS api,\n"
-    "       a.layer AS layer,\n"
-    "       CASE s.direction WHEN 1 THEN 'H2D' WHEN 2 THEN 'D2H' WHEN 3 THEN 'D2D'\n"
-    "                        WHEN 4 THEN 'H2H' END AS direction,\n"
-    "       c.bytes AS bytes, c.src AS src, c.dst AS dst,\n"
-    "       CASE s.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n"
-    "                       WHEN 3 THEN 'managed' END AS host_mem,\n"
-    "       CASE s.blocking WHEN 1 THEN 'sync' WHEN 2 THEN 'async'\n"
-    "                       WHEN 3 THEN 'async_pageable' END AS blocking,\n"
-    "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
-    "       c.start_ns AS start_ns, c.start_ns + c.dur_ns AS end_ns, c.dur_ns AS dur_ns,\n"
-    "       s.status AS status, s.stack AS stack_id,\n"
-    "       nullif(s.kind, 255) AS kind, c.site AS site,\n"
-    "       c.fingerprint AS fingerprint,\n"
-    "       CASE c.fp_kind WHEN 1 THEN 'full' WHEN 2 THEN 'sampled' END AS fingerprint_kind,\n"
-    "       c.kernel_seq AS kernel_seq, c.nvtx_range AS nvtx_range,\n"
-    "       c.full_fp AS full_fingerprint,\n"
-    "       " XP_STATUS_NAME_SQL("s")
-    "FROM copy_rows c JOIN call_sites s ON s.id = c.site LEFT JOIN apis a ON a.id = s.api;\n"
-    "CREATE VIEW memsets AS\n"
-    "SELECT m.id AS id,\n"
-    "       coalesce(a.name, 'api#' || s.api) AS api,\n"
-    "       a.layer AS layer,\n"
-    "       m.bytes AS bytes, m.dst AS dst, m.value AS value,\n"
-    "       CASE s.host_mem WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned'\n"
-    "                       WHEN 3 THEN 'managed' END AS host_mem,\n"
-    "       CASE s.blocking WHEN 1 THEN 'sync' WHEN 2 THEN 'async'\n"
-    "                       WHEN 3 THEN 'async_pageable' END AS blocking,\n"
-    "       s.stream AS stream, s.device AS device, s.tid AS tid,\n"
-    "       m.start_ns AS start_ns, m.start_ns + m.dur_ns AS end_ns, m.dur_ns AS dur_ns,\n"
-    "       s.status AS status, s.stack AS stack_id, m.kernel_seq AS kernel_seq,\n"
-    "       m.site AS site, m.nvtx_range AS nvtx_range,\n"
-    "       " XP_STATUS_NAME_SQL("s")
-    "FROM memset_rows m JOIN call_sites s ON s.id = m.site LEFT JOIN apis a ON a.id = s.api;\n"
+    XP_SCHEMA_CALL_VIEWS_SQL
     "CREATE VIEW syncs AS\n"
     "SELECT y.id AS id,\n"
     "       coalesce(a.name, 'api#' || s.api) AS api,\n"
@@ -408,7 +462,7 @@ const char xp_schema_sql[] =
     "       e.copy_id AS copy_id,\n"
     "       " XP_STATUS_NAME_SQL("e")
     "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n"
-    XP_SCHEMA_NVTX_SQL XP_SCHEMA_FRAMES_SQL;
+    XP_SCHEMA_NVTX_SQL XP_SCHEMA_GRAPH_SQL XP_SCHEMA_FRAMES_SQL;
 
 const char xp_schema_frames_sql[] = XP_SCHEMA_FRAMES_SQL;
 
@@ -544,6 +598,8 @@ static const char *const right_edges[] = {
     "SELECT max(rowid) FROM journal_progress", "SELECT max(rowid) FROM call_sites",
     "SELECT max(rowid) FROM nvtx_range_rows", "SELECT max(rowid) FROM nvtx_end_rows",
 };
+/* graph_node_rows, from schema 2 on. */
+static const char graph_edge[] = "SELECT max(rowid) FROM graph_node_rows";
 
 int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)
 {
@@ -597,9 +653,13 @@ int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)
         set_err(err, errlen, NULL, msg);
         return -1;
     }
-    for (size_t i = 0; i < sizeof right_edges / sizeof right_edges[0]; i++) {
+    for (size_t i = 0; i <= sizeof right_edges / sizeof right_edges[0]; i++) {
         long long unused = 0;
-        rc = query_int(db, right_edges[i], &unused);
+        if (i == sizeof right_edges / sizeof right_edges[0] && v < 2)
+            break;
+        rc = query_int(db, i < sizeof right_edges / sizeof right_edges[0] ? right_edges[i]
+                                                                           : graph_edge,
+                       &unused);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
             set_db_err(err, errlen, NULL, db);
             return -1;
@@ -635,6 +695,37 @@ static int open_checked(const char *path, int flags, sqlite3 **out, char *err, s
     return rc;
 }
 
+/* Schema 1 to 2 (issue 17): graph nodes, and the graph columns of copies and
+ * memsets, for a database an older build made that this one writes again (a
+ * journal recovered into it).  In one transaction, after looking again: two
+ * writers may meet here. */
+static int upgrade(sqlite3 *db, char *err, size_t errlen)
+{
+    static const char to_2[] =
+        "ALTER TABLE copy_rows ADD COLUMN graph_node INTEGER;\n"
+        "ALTER TABLE copy_rows ADD COLUMN launch_stack INTEGER;\n"
+        "ALTER TABLE memset_rows ADD COLUMN graph_node INTEGER;\n"
+        "ALTER TABLE memset_rows ADD COLUMN launch_stack INTEGER;\n"
+        "DROP VIEW copies;\n"
+        "DROP VIEW memsets;\n" XP_SCHEMA_CALL_VIEWS_SQL XP_SCHEMA_GRAPH_SQL
+        "PRAGMA user_version = 2;\n"
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version';\n";
+    long long v = 0;
+    if (exec(db, "BEGIN IMMEDIATE", err, errlen) != 0)
+        return -1;
+    if (query_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'",
+                  &v) != SQLITE_ROW) {
+        set_db_err(err, errlen, NULL, db);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    if ((v == 1 && exec(db, to_2, err, errlen) != 0) || exec(db, "COMMIT", err, errlen) != 0) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
 int xp_db_open_write(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
@@ -661,6 +752,12 @@ int xp_db_open_write(const char *path, sqlite3 **out, char *err, size_t errlen)
         if (xp_schema_create(db, why, sizeof why) != 0 ||
             xp_schema_check(db, NULL, why, sizeof why) != 0)
             goto fail;
+    } else if (query_int(db, "SELECT CAST(value AS INTEGER) FROM meta "
+                             "WHERE key = 'schema_version'", &known) != SQLITE_ROW ||
+               (known < XP_SCHEMA_VERSION && upgrade(db, why, sizeof why) != 0)) {
+        if (why[0] == '\0')
+            snprintf(why, sizeof why, "%s", sqlite3_errmsg(db));
+        goto fail;
     } else if (query_int(db, "SELECT count(*) FROM apis", &known) != SQLITE_ROW) {
         snprintf(why, sizeof why, "%s", sqlite3_errmsg(db));
         goto fail;

@@ -48,7 +48,8 @@ static const char *xp_check_call(const xp_call *c)
 static const char *xp_check_copy(const xp_rec_copy *r)
 {
     static const uint32_t sizes[] = {XP_REC_COPY_V1_SIZE, XP_REC_COPY_V2_SIZE,
-                                     XP_REC_COPY_V3_SIZE, sizeof(xp_rec_copy)};
+                                     XP_REC_COPY_V3_SIZE, XP_REC_COPY_V4_SIZE,
+                                     sizeof(xp_rec_copy)};
     if (!xp_size_in(r->c.h.size, sizes, sizeof sizes / sizeof sizes[0]))
         return "size";
     if (r->direction > XP_DIR_H2H || r->host_mem > XP_HOST_MANAGED ||
@@ -64,12 +65,27 @@ static const char *xp_check_copy(const xp_rec_copy *r)
 
 static const char *xp_check_memset(const xp_rec_memset *r)
 {
-    static const uint32_t sizes[] = {XP_REC_MEMSET_V2_SIZE, sizeof(xp_rec_memset)};
+    static const uint32_t sizes[] = {XP_REC_MEMSET_V2_SIZE, XP_REC_MEMSET_V3_SIZE,
+                                     sizeof(xp_rec_memset)};
     if (!xp_size_in(r->c.h.size, sizes, sizeof sizes / sizeof sizes[0]))
         return "size";
     if (r->host_mem > XP_HOST_MANAGED || r->blocking > XP_BLOCK_ASYNC_PAGEABLE)
         return "enum out of range";
     if (r->c.status == 0 && !xp_range_ok(r->dst, r->bytes))
+        return "byte count";
+    return NULL;
+}
+
+static const char *xp_check_graph_node(const xp_rec_graph_node *r)
+{
+    if (r->c.h.size != sizeof *r)
+        return "size";
+    if (r->node_id == 0 || r->node_id > INT64_MAX)
+        return "node id";
+    if (r->op < XP_GNODE_COPY || r->op > XP_GNODE_MEMSET || r->via < XP_GNODE_CAPTURE ||
+        r->via > XP_GNODE_SET || r->direction > XP_DIR_H2H || r->host_mem > XP_HOST_MANAGED)
+        return "enum out of range";
+    if (r->c.status == 0 && (!xp_range_ok(r->src, r->bytes) || !xp_range_ok(r->dst, r->bytes)))
         return "byte count";
     return NULL;
 }
@@ -191,6 +207,7 @@ const char *xp_validate_record(const xp_rec_header *h)
         [XP_REC_MEMSET] = XP_REC_MEMSET_V2_SIZE,
         [XP_REC_NVTX] = sizeof(xp_rec_nvtx),   [XP_REC_NAME] = sizeof(xp_rec_name),
         [XP_REC_PYCODE] = sizeof(xp_rec_pycode),
+        [XP_REC_GRAPH_NODE] = sizeof(xp_rec_graph_node),
     };
     if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0])
         return "unknown type";
@@ -199,7 +216,7 @@ const char *xp_validate_record(const xp_rec_header *h)
     const char *why = NULL;
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
-    case XP_REC_CALL: case XP_REC_MEMSET:
+    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE:
         why = xp_check_call((const xp_call *)h);
         break;
     default:
@@ -223,6 +240,7 @@ const char *xp_validate_record(const xp_rec_header *h)
     case XP_REC_NVTX: return xp_check_nvtx((const xp_rec_nvtx *)h);
     case XP_REC_NAME: return xp_check_name((const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_check_pycode((const xp_rec_pycode *)h);
+    case XP_REC_GRAPH_NODE: return xp_check_graph_node((const xp_rec_graph_node *)h);
     case XP_REC_PAD:       /* the reader never delivers it */
     case XP_REC_DAMAGED: break;
     }

@@ -2,6 +2,7 @@
  * validation, the time model, and NVIDIA's documented host synchronization
  * behaviour for each case. */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 #include "xpsim_time.h"
 
@@ -150,6 +151,51 @@ static extent3 line(size_t n)
  * is held, following "API synchronization behavior" in the CUDA docs.
  * `in_batch`: an entry of cuMemcpyBatchAsync, whose batch "as a whole
  * executes in stream order", host-to-host entries included. */
+/* Both sides of a copy of a non-empty box, checked against the driver's
+ * tables. */
+static CUresult check_copy(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
+                           xpdrv_ptr *s, xpdrv_ptr *d, const char *api)
+{
+    CUresult rc;
+    if ((e.height > 1 || e.depth > 1) && (dst.pitch < e.width || src.pitch < e.width))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = check_side(src.addr, extent_of(e, src.pitch, src.slice), sexp, false, s)) !=
+            CUDA_SUCCESS ||
+        (rc = check_side(dst.addr, extent_of(e, dst.pitch, dst.slice), dexp, true, d)) !=
+            CUDA_SUCCESS)
+        xpsim_debug("%s: invalid pointers (src %#llx, dst %#llx)", api,
+                    (unsigned long long)src.addr, (unsigned long long)dst.addr);
+    return rc;
+}
+
+/* One side of a memcpy node as the copy named it. */
+#define NODE_SIDE(c, side, r, exp, rows)                                       \
+    do {                                                                       \
+        (c).side##MemoryType = (exp) == EXPECT_HOST     ? CU_MEMORYTYPE_HOST   \
+                               : (exp) == EXPECT_DEVICE ? CU_MEMORYTYPE_DEVICE \
+                                                        : CU_MEMORYTYPE_UNIFIED; \
+        if ((exp) == EXPECT_HOST)                                              \
+            (c).side##Host = (void *)(uintptr_t)(r).addr;                      \
+        else                                                                   \
+            (c).side##Device = (r).addr;                                       \
+        (c).side##Pitch = (r).pitch;                                           \
+        (c).side##Height = (r).pitch ? (r).slice / (r).pitch : (rows);         \
+    } while (0)
+
+/* What a capture makes of a copy: a memcpy node with these parameters. */
+static CUDA_MEMCPY3D node_params_of(rect dst, side_expect dexp, rect src, side_expect sexp,
+                                    extent3 e)
+{
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    NODE_SIDE(c, src, src, sexp, e.height);
+    NODE_SIDE(c, dst, dst, dexp, e.height);
+    c.WidthInBytes = e.width;
+    c.Height = e.height;
+    c.Depth = e.depth;
+    return c;
+}
+
 static CUresult do_copy_entry(rect dst, side_expect dexp, rect src, side_expect sexp, extent3 e,
                               bool async, bool in_batch, CUstream hstream, bool ptds,
                               const char *api)
@@ -160,20 +206,25 @@ static CUresult do_copy_entry(rect dst, side_expect dexp, rect src, side_expect 
         return rc;
     if (e.width == 0 || e.height == 0 || e.depth == 0)
         return CUDA_SUCCESS;
-    if ((e.height > 1 || e.depth > 1) && (dst.pitch < e.width || src.pitch < e.width))
-        return CUDA_ERROR_INVALID_VALUE;
     xpdrv_ptr s, d;
-    if ((rc = check_side(src.addr, extent_of(e, src.pitch, src.slice), sexp, false, &s)) !=
-            CUDA_SUCCESS ||
-        (rc = check_side(dst.addr, extent_of(e, dst.pitch, dst.slice), dexp, true, &d)) !=
-            CUDA_SUCCESS) {
-        xpsim_debug("%s: invalid pointers (src %#llx, dst %#llx)", api,
-                    (unsigned long long)src.addr, (unsigned long long)dst.addr);
+    if ((rc = check_copy(dst, dexp, src, sexp, e, &s, &d, api)) != CUDA_SUCCESS)
         return rc;
-    }
     CUstream stream;
     if ((rc = xpsim_stream_resolve(hstream, ptds, cur, &stream)) != CUDA_SUCCESS)
         return rc;
+    /* Stream capture: an asynchronous copy becomes a memcpy node; a
+     * synchronous one may not run on a capturing stream. */
+    if (!async) {
+        if ((rc = xpsim_capture_sync(stream)) != CUDA_SUCCESS)
+            return rc;
+    } else {
+        xpsim_node_params np = {.type = CU_GRAPH_NODE_TYPE_MEMCPY,
+                                .u.copy = node_params_of(dst, dexp, src, sexp, e)};
+        bool captured;
+        rc = xpsim_capture_work(stream, &np, &captured);
+        if (captured)
+            return rc;
+    }
 
     copy_dir dir = is_device_side(&s) ? (is_device_side(&d) ? DIR_D2D : DIR_D2H)
                                       : (is_device_side(&d) ? DIR_H2D : DIR_H2H);
@@ -488,6 +539,34 @@ static CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER *p, bool async, CUstream h
                       api);
 }
 
+/* Memcpy nodes of graphs (drv_graph.c): checked when added or set, run as
+ * cuMemcpy3DAsync at each launch. */
+CUresult xpdrv_copy3d_check(const CUDA_MEMCPY3D *p)
+{
+    int cur;
+    CUresult rc = xpdrv_enter(&cur);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (p->srcLOD != 0 || p->dstLOD != 0 || p->reserved0 != NULL || p->reserved1 != NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    side_spec ss = SIDE_3D(p, src), ds = SIDE_3D(p, dst);
+    extent3 e = EXTENT_3D(p);
+    rect s, d;
+    side_expect se, de;
+    if ((rc = side_at(&ss, e, &s, &se)) != CUDA_SUCCESS ||
+        (rc = side_at(&ds, e, &d, &de)) != CUDA_SUCCESS)
+        return rc;
+    if (e.width == 0 || e.height == 0 || e.depth == 0)
+        return CUDA_SUCCESS;
+    xpdrv_ptr sp, dp;
+    return check_copy(d, de, s, se, e, &sp, &dp, "memcpy node");
+}
+
+CUresult xpdrv_copy3d_enqueue(const CUDA_MEMCPY3D *p, CUstream h, bool ptds)
+{
+    return copy_3d(p, true, h, ptds, "graph memcpy node");
+}
+
 XPDRV_TWINS(cuMemcpy3D_v2, cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *p),
             copy_3d(p, false, NULL, ptds, "cuMemcpy3D_v2"))
 XPDRV_TWINS(cuMemcpy3DAsync_v2, cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *p, CUstream h),
@@ -643,6 +722,22 @@ static void run_memset(void *arg)
     }
 }
 
+/* The destination of a non-empty memset: aligned to its element, rows
+ * pitch apart, inside one allocation of memory the device can reach. */
+static CUresult check_memset(CUdeviceptr dst, size_t pitch, unsigned int elem, size_t width,
+                             size_t height, xpdrv_ptr *d)
+{
+    if (dst % elem != 0 || (height > 1 && (pitch < width * elem || pitch % elem != 0)))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t row = width * elem;
+    size_t stride = height > 1 ? pitch : row;
+    extent3 e = {.width = row, .height = height, .depth = 1};
+    CUresult rc = check_side(dst, extent_of(e, stride, 0), EXPECT_ANY, true, d);
+    if (rc == CUDA_SUCCESS && d->kind == XPDRV_MEM_PAGEABLE)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    return rc;
+}
+
 /* "The synchronous memset functions are asynchronous with respect to the
  * host except when the target is pinned host memory or a Unified Memory
  * region, in which case they are fully synchronous." */
@@ -656,19 +751,27 @@ static CUresult do_memset(CUdeviceptr dst, size_t pitch, unsigned int value, uns
         return rc;
     if (width == 0 || height == 0)
         return CUDA_SUCCESS;
-    if (dst % elem != 0 || (height > 1 && (pitch < width * elem || pitch % elem != 0)))
-        return CUDA_ERROR_INVALID_VALUE;
+    xpdrv_ptr d;
+    if ((rc = check_memset(dst, pitch, elem, width, height, &d)) != CUDA_SUCCESS)
+        return rc;
     size_t row = width * elem;
     size_t stride = height > 1 ? pitch : row;
-    xpdrv_ptr d;
-    extent3 e = {.width = row, .height = height, .depth = 1};
-    if ((rc = check_side(dst, extent_of(e, stride, 0), EXPECT_ANY, true, &d)) != CUDA_SUCCESS)
-        return rc;
-    if (d.kind == XPDRV_MEM_PAGEABLE)
-        return CUDA_ERROR_INVALID_VALUE;
     CUstream stream;
     if ((rc = xpsim_stream_resolve(h, ptds, cur, &stream)) != CUDA_SUCCESS)
         return rc;
+    if (!async) {
+        if ((rc = xpsim_capture_sync(stream)) != CUDA_SUCCESS)
+            return rc;
+    } else {
+        xpsim_node_params np = {.type = CU_GRAPH_NODE_TYPE_MEMSET,
+                                .u.memset = {.dst = dst, .pitch = pitch, .value = value,
+                                             .elementSize = elem, .width = width,
+                                             .height = height}};
+        bool captured;
+        rc = xpsim_capture_work(stream, &np, &captured);
+        if (captured)
+            return rc;
+    }
     memset_job *job = malloc(sizeof *job);
     if (job == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -730,3 +833,24 @@ XPDRV_TWINS(cuMemcpyBatchAsync, cuMemcpyBatchAsync_ptsz,
              CUstream h),
             copy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, h, ptds,
                        "cuMemcpyBatchAsync"))
+
+/* Memset nodes of graphs: "elementSize must be 1, 2, or 4". */
+CUresult xpdrv_memset_check(const CUDA_MEMSET_NODE_PARAMS *p)
+{
+    int cur;
+    CUresult rc = xpdrv_enter(&cur);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->width == 0 || p->height == 0)
+        return CUDA_SUCCESS;
+    xpdrv_ptr d;
+    return check_memset(p->dst, p->pitch, p->elementSize, p->width, p->height, &d);
+}
+
+CUresult xpdrv_memset_enqueue(const CUDA_MEMSET_NODE_PARAMS *p, CUstream h, bool ptds)
+{
+    return do_memset(p->dst, p->pitch, p->value, p->elementSize, p->width, p->height, true, h,
+                     ptds, "graph memset node");
+}

@@ -1,5 +1,6 @@
 /* drv_memory.c: device, pinned, registered and managed memory, and pointer attributes. */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 #include "xpsim_vmm.h"
 
@@ -79,6 +80,9 @@ static CUresult alloc_device(CUdeviceptr *dptr, size_t bytes, xpsim_block_kind k
         return rc;
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    /* A module's variables are the driver's own business, not a capture's. */
+    if (kind != XPSIM_BLOCK_MODULE && (rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
+        return rc;
     rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, bytes, kind, dptr);
     xpsim_debug("%s(%zu) on device %d -> %d %#llx", api, bytes, dev, (int)rc,
                 rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
@@ -128,6 +132,8 @@ XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
     int cur;
     CUresult rc = xpdrv_enter(&cur);
     if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
     if (dptr == 0)
         return CUDA_SUCCESS;
@@ -224,6 +230,8 @@ XPSIM_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
+        return rc;
     rc = alloc_host(pp, bytesize, XPSIM_HOST_PINNED, Flags, -1);
     xpsim_debug("cuMemHostAlloc(%zu, %#x) -> %d %p", bytesize, Flags, (int)rc,
                 rc == CUDA_SUCCESS ? *pp : NULL);
@@ -240,6 +248,8 @@ XPSIM_API CUresult cuMemFreeHost(void *p)
     int dev;
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
     if (p == NULL)
         return CUDA_SUCCESS;
@@ -266,6 +276,8 @@ XPSIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigne
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
+        return rc;
     void *p;
     rc = alloc_host(&p, bytesize, XPSIM_HOST_MANAGED, flags, dev);
     if (rc == CUDA_SUCCESS)
@@ -284,6 +296,8 @@ XPSIM_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int F
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
+        return rc;
     uint64_t addr = (uint64_t)(uintptr_t)p;
     xpdrv_ptr info;
     xpdrv_classify(addr, &info);
@@ -301,6 +315,8 @@ XPSIM_API CUresult cuMemHostUnregister(void *p)
     int dev;
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
     if (p == NULL)
         return CUDA_ERROR_INVALID_VALUE;

@@ -1,6 +1,7 @@
 /* drv_module.c: modules, functions and kernel launches (kernels do not run:
  * a launch is timed, ordered and counted work on its stream). */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 
 #include <stdlib.h>
@@ -88,6 +89,19 @@ XPSIM_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfu
     return CUDA_SUCCESS;
 }
 
+/* A launch's function and configuration (the device's limits). */
+static CUresult check_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                             unsigned int bx, unsigned int by, unsigned int bz,
+                             unsigned int shmem)
+{
+    if (f == NULL || f->magic != FUNCTION_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gy > 65535 || gz > 65535 ||
+        bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || shmem > 232448)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
 static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                               CUstream h, bool ptds)
@@ -96,13 +110,20 @@ static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, un
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
-    if (f == NULL || f->magic != FUNCTION_MAGIC)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || gy > 65535 || gz > 65535 ||
-        bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || shmem > 232448)
-        return CUDA_ERROR_INVALID_VALUE;
+    if ((rc = check_launch(f, gx, gy, gz, bx, by, bz, shmem)) != CUDA_SUCCESS)
+        return rc;
     CUstream s;
     if ((rc = xpsim_stream_resolve(h, ptds, dev, &s)) != CUDA_SUCCESS)
+        return rc;
+    /* Captured: a kernel node (kernels do not run, so their arguments are
+     * not kept). */
+    xpsim_node_params np = {.type = CU_GRAPH_NODE_TYPE_KERNEL,
+                            .u.kernel = {.func = f, .gridDimX = gx, .gridDimY = gy,
+                                         .gridDimZ = gz, .blockDimX = bx, .blockDimY = by,
+                                         .blockDimZ = bz, .sharedMemBytes = shmem}};
+    bool captured;
+    rc = xpsim_capture_work(s, &np, &captured);
+    if (captured)
         return rc;
     const xpsim_config *cfg = xpsim_config_get();
     uint64_t n = xpdrv_next_launch_number();
@@ -126,6 +147,24 @@ XPDRV_TWINS(cuLaunchKernel, cuLaunchKernel_ptsz,
              unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra),
             launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                           sharedMemBytes, hStream, ptds))
+
+/* Kernel nodes of graphs: func must be set (CUkernel handles are not
+ * simulated). */
+CUresult xpdrv_kernel_check(const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    return check_launch(p->func, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+                        p->blockDimY, p->blockDimZ, p->sharedMemBytes);
+}
+
+CUresult xpdrv_kernel_enqueue(const CUDA_KERNEL_NODE_PARAMS *p, CUstream h, bool ptds)
+{
+    return launch_kernel(p->func, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+                         p->blockDimY, p->blockDimZ, p->sharedMemBytes, h, ptds);
+}
 
 XPSIM_API unsigned long long xpsimKernelLaunchCount(int device)
 {

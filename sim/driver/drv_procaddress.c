@@ -113,6 +113,19 @@ static const variant variants[] = {
     {"cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity", 10020},
     {"cuMemGetAllocationPropertiesFromHandle", "cuMemGetAllocationPropertiesFromHandle", 10020},
     {"cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle", 11000},
+    /* Graphs and stream capture: each older ABI stays reachable. */
+    {"cuStreamBeginCapture", "cuStreamBeginCapture", 10000},
+    {"cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010},
+    {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo", 10010},
+    {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", 11030},
+    {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", 12030},
+    {"cuGraphInstantiate", "cuGraphInstantiate", 10000},
+    {"cuGraphInstantiate", "cuGraphInstantiate_v2", 11000},
+    {"cuGraphInstantiate", "cuGraphInstantiateWithFlags", 12000},
+    {"cuGraphExecUpdate", "cuGraphExecUpdate", 10020},
+    {"cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000},
+    {"cuGraphAddKernelNode", "cuGraphAddKernelNode", 10000},
+    {"cuGraphAddKernelNode", "cuGraphAddKernelNode_v2", 12000},
 };
 
 /* Per-thread default stream variants exist from CUDA 7.0. */

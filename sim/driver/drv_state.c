@@ -1,6 +1,7 @@
 /* drv_state.c: cuInit, devices, contexts, and fork behaviour of the simulated driver. */
 #include "xpsim_devices.h"
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 
 #include <pthread.h>
@@ -418,6 +419,8 @@ XPSIM_API CUresult cuCtxSynchronize(void)
 {
     int dev;
     CUresult rc = xpdrv_enter(&dev);
+    if (rc == CUDA_SUCCESS)
+        rc = xpsim_capture_unsafe();
     if (rc != CUDA_SUCCESS)
         return rc;
     return xpsim_device_synchronize(dev);
@@ -452,6 +455,8 @@ XPSIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
     if (!valid_context(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
     rc = xpsim_device_sticky_error(ctx->device);
+    if (rc == CUDA_SUCCESS)
+        rc = xpsim_capture_unsafe();
     return rc != CUDA_SUCCESS ? rc : xpsim_device_synchronize(ctx->device);
 }
 

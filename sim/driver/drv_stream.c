@@ -1,5 +1,6 @@
 /* drv_stream.c: the exported stream, event and host-callback entry points. */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 
 #include <stdlib.h>
@@ -65,13 +66,18 @@ XPSIM_API CUresult cuStreamDestroy_v2(CUstream hStream)
     if (rc != CUDA_SUCCESS)
         return rc;
     xpsim_debug("cuStreamDestroy(%p)", (void *)hStream);
-    return xpsim_stream_destroy(hStream);
+    rc = xpsim_stream_destroy(hStream);
+    if (rc == CUDA_SUCCESS)
+        xpsim_capture_stream_gone(hStream);
+    return rc;
 }
 
 static CUresult stream_sync(CUstream h, bool ptds)
 {
     CUstream s;
     CUresult rc = enter_stream(h, ptds, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = xpsim_capture_sync(s);
     return rc != CUDA_SUCCESS ? rc : xpsim_stream_synchronize(s);
 }
 
@@ -79,6 +85,8 @@ static CUresult stream_query(CUstream h, bool ptds)
 {
     CUstream s;
     CUresult rc = enter_stream(h, ptds, &s);
+    if (rc == CUDA_SUCCESS)
+        rc = xpsim_capture_sync(s);
     return rc != CUDA_SUCCESS ? rc : xpsim_stream_query(s);
 }
 
@@ -90,7 +98,9 @@ static CUresult stream_wait_event(CUstream h, CUevent e, unsigned int flags, boo
         return rc;
     if (!xpsim_event_valid(e) || (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL))
         return !xpsim_event_valid(e) ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
-    return xpsim_stream_wait_event(s, e);
+    bool captured;
+    rc = xpsim_capture_wait_event(s, e, flags, &captured);
+    return captured ? rc : xpsim_stream_wait_event(s, e);
 }
 
 static CUresult stream_get_flags(CUstream h, unsigned int *flags, bool ptds)
@@ -154,6 +164,18 @@ static CUresult enqueue_host_call(CUstream h, const host_call *call, bool ptds, 
     CUresult rc = enter_stream(h, ptds, &s);
     if (rc != CUDA_SUCCESS)
         return rc;
+    /* Captured, a host function becomes a host node; a stream callback (whose
+     * status argument a graph cannot supply) may not be captured. */
+    if (call->fn != NULL) {
+        xpsim_node_params np = {.type = CU_GRAPH_NODE_TYPE_HOST,
+                                .u.host = {.fn = call->fn, .userData = call->user}};
+        bool captured;
+        rc = xpsim_capture_work(s, &np, &captured);
+        if (captured)
+            return rc;
+    } else if ((rc = xpsim_capture_sync(s)) != CUDA_SUCCESS) {
+        return rc;
+    }
     host_call *c = malloc(sizeof *c);
     if (c == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -178,6 +200,11 @@ static CUresult add_callback(CUstream h, CUstreamCallback cb, void *user, unsign
         return CUDA_ERROR_INVALID_VALUE;
     host_call c = {.callback = cb, .stream = h, .user = user};
     return enqueue_host_call(h, &c, ptds, "cuStreamAddCallback");
+}
+
+CUresult xpdrv_host_enqueue(const CUDA_HOST_NODE_PARAMS *p, CUstream h, bool ptds)
+{
+    return launch_host_func(h, p->fn, p->userData, ptds);
 }
 
 XPDRV_TWINS(cuLaunchHostFunc, cuLaunchHostFunc_ptsz, (CUstream h, CUhostFn fn, void *userData),
@@ -209,7 +236,9 @@ XPSIM_API CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     int dev;
     CUresult rc = xpdrv_enter(&dev);
-    return rc != CUDA_SUCCESS ? rc : xpsim_event_destroy(hEvent);
+    if (rc == CUDA_SUCCESS && (rc = xpsim_event_destroy(hEvent)) == CUDA_SUCCESS)
+        xpsim_capture_event_gone(hEvent);
+    return rc;
 }
 
 static CUresult event_record(CUevent e, CUstream h, unsigned int flags, bool ptds)
@@ -222,7 +251,9 @@ static CUresult event_record(CUevent e, CUstream h, unsigned int flags, bool ptd
         return CUDA_ERROR_INVALID_HANDLE;
     if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
         return CUDA_ERROR_INVALID_VALUE;
-    return xpsim_event_record(e, s);
+    bool captured;
+    rc = xpsim_capture_event_record(e, s, flags, &captured);
+    return captured ? rc : xpsim_event_record(e, s);
 }
 
 XPDRV_TWINS(cuEventRecord, cuEventRecord_ptsz, (CUevent e, CUstream h), event_record(e, h, 0, ptds))
@@ -235,7 +266,10 @@ XPSIM_API CUresult cuEventQuery(CUevent hEvent)
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
-    return xpsim_event_valid(hEvent) ? xpsim_event_query(hEvent) : CUDA_ERROR_INVALID_HANDLE;
+    if (!xpsim_event_valid(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    rc = xpsim_capture_event_check(hEvent);
+    return rc != CUDA_SUCCESS ? rc : xpsim_event_query(hEvent);
 }
 
 XPSIM_API CUresult cuEventSynchronize(CUevent hEvent)
@@ -244,7 +278,10 @@ XPSIM_API CUresult cuEventSynchronize(CUevent hEvent)
     CUresult rc = xpdrv_enter(&dev);
     if (rc != CUDA_SUCCESS)
         return rc;
-    return xpsim_event_valid(hEvent) ? xpsim_event_synchronize(hEvent) : CUDA_ERROR_INVALID_HANDLE;
+    if (!xpsim_event_valid(hEvent))
+        return CUDA_ERROR_INVALID_HANDLE;
+    rc = xpsim_capture_event_check(hEvent);
+    return rc != CUDA_SUCCESS ? rc : xpsim_event_synchronize(hEvent);
 }
 
 static CUresult event_elapsed(float *ms, CUevent start, CUevent end)

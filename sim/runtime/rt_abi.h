@@ -159,10 +159,11 @@ int xprt_device_properties(void *prop, const xprt_prop_layout *layout, int devic
  * libcudart.so.12 build gives it; attributes has room for CUDA 13's struct. */
 int xprt_pointer_attributes(void *attributes, const void *ptr);
 
-/* cudaStreamIsCapturing (ptds: its _ptsz form): the simulator never captures,
- * so a valid stream answers cudaStreamCaptureStatusNone (same value in 12 and
- * 13) in *status. */
-int xprt_stream_is_capturing(int ptds, void *stream, int *status);
+/* cudaStreamGetCaptureInfo (ptds: its _ptsz form) without edge data, for
+ * CUDA 12's 3- and 6-argument forms: status required, the rest optional;
+ * *status is a cudaStreamCaptureStatus (same values in 12 and 13). */
+int xprt_capture_info(int ptds, void *stream, int *status, unsigned long long *id,
+                      cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *ndeps);
 
 /* The runtime's CUDA 13 cudaMemcpyBatchAsync (ptds: its _ptsz form), whatever
  * name the libcudart.so.12 build gives it; attrs: struct cudaMemcpyAttributes,

@@ -71,22 +71,11 @@ static cudaError_t capture_info(int ptds, cudaStream_t stream,
                                 cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *ndeps)
 {
     int st = 0;
-    cudaError_t e = (cudaError_t)xprt_stream_is_capturing(ptds, stream,
-                                                            status != NULL ? &st : NULL);
-    if (e != cudaSuccess)
-        return e;
-    /* Never capturing: the other outputs are documented as undefined then;
-     * zero is what a caller that looks anyway can rely on least harmfully. */
-    *status = (enum cudaStreamCaptureStatus)st;
-    if (id != NULL)
-        *id = 0;
-    if (graph != NULL)
-        *graph = NULL;
-    if (deps != NULL)
-        *deps = NULL;
-    if (ndeps != NULL)
-        *ndeps = 0;
-    return cudaSuccess;
+    cudaError_t e = (cudaError_t)xprt_capture_info(ptds, stream, status != NULL ? &st : NULL, id,
+                                                     graph, deps, ndeps);
+    if (e == cudaSuccess)
+        *status = (enum cudaStreamCaptureStatus)st;
+    return e;
 }
 
 XPRT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,

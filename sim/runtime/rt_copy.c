@@ -330,6 +330,61 @@ static cudaError_t side_3d_ok(const xprt_drv *d, cudaArray_const_t array,
     return e != cudaSuccess ? e : xprt_check_side(d, pp.ptr, device);
 }
 
+/* cudaMemcpy3DParms as the driver's CUDA_MEMCPY3D: positions and the
+ * extent's width in bytes (with an array, the extent and the array's
+ * position are in its elements; a pointer's position stays in bytes), ysize
+ * as the slice height, the memory types the kind stands for (UNIFIED for
+ * cudaMemcpyDefault).  An empty extent is not checked further: a copy of
+ * nothing succeeds (its CUDA_MEMCPY3D then has a zero dimension). */
+static cudaError_t memcpy3d_params(const xprt_drv *d, const struct cudaMemcpy3DParms *p,
+                                   CUDA_MEMCPY3D *c)
+{
+    if (!valid_kind(p->kind))
+        return cudaErrorInvalidMemcpyDirection;
+    size_t selem = 1, delem = 1;
+    cudaError_t e;
+    if ((p->srcArray && (e = xprt_array_elem(d, p->srcArray, &selem)) != cudaSuccess) ||
+        (p->dstArray && (e = xprt_array_elem(d, p->dstArray, &delem)) != cudaSuccess))
+        return e;
+    if (p->srcArray && p->dstArray && selem != delem)
+        return cudaErrorInvalidValue;
+    struct cudaExtent ext = p->extent;
+    if (__builtin_mul_overflow(ext.width, p->srcArray ? selem : delem, &ext.width))
+        return cudaErrorInvalidValue;
+    *c = (CUDA_MEMCPY3D){.WidthInBytes = ext.width, .Height = ext.height, .Depth = ext.depth};
+    if (ext.width == 0 || ext.height == 0 || ext.depth == 0)
+        return cudaSuccess;
+    if ((e = side_3d_ok(d, p->srcArray, p->srcPtr, p->srcPos, ext, p->kind, true)) !=
+            cudaSuccess ||
+        (e = side_3d_ok(d, p->dstArray, p->dstPtr, p->dstPos, ext, p->kind, false)) !=
+            cudaSuccess)
+        return e;
+    side_cu ss, ds;
+    kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
+    PITCHED_3D(*c, src, p->srcPtr, p->srcPos, ss);
+    PITCHED_3D(*c, dst, p->dstPtr, p->dstPos, ds);
+    ARRAY_3D(*c, src, p->srcArray, p->srcPos, selem);
+    ARRAY_3D(*c, dst, p->dstArray, p->dstPos, delem);
+    return cudaSuccess;
+}
+
+cudaError_t xprt_memcpy3d_params(const xprt_drv *d, const struct cudaMemcpy3DParms *p,
+                                 CUDA_MEMCPY3D *out)
+{
+    return p == NULL ? cudaErrorInvalidValue : memcpy3d_params(d, p, out);
+}
+
+cudaError_t xprt_memcpy1d_params(const xprt_drv *d, void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, CUDA_MEMCPY3D *out)
+{
+    struct cudaMemcpy3DParms p = {
+        .srcPtr = {.ptr = (void *)(uintptr_t)src, .pitch = count, .xsize = count, .ysize = 1},
+        .dstPtr = {.ptr = dst, .pitch = count, .xsize = count, .ysize = 1},
+        .extent = {.width = count, .height = 1, .depth = 1},
+        .kind = kind};
+    return memcpy3d_params(d, &p, out);
+}
+
 static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bool async,
                              cudaStream_t stream)
 {
@@ -339,33 +394,11 @@ static cudaError_t memcpy_3d(xprt_api api, const struct cudaMemcpy3DParms *p, bo
     cudaError_t e = xprt_enter(api, &d);
     if (e != cudaSuccess)
         return xprt_result(e);
-    if (!valid_kind(p->kind))
-        return xprt_result(cudaErrorInvalidMemcpyDirection);
-    /* With an array, the extent and the array's position are in its
-     * elements (a pointer's position stays in bytes). */
-    size_t selem = 1, delem = 1;
-    if ((p->srcArray && (e = xprt_array_elem(d, p->srcArray, &selem)) != cudaSuccess) ||
-        (p->dstArray && (e = xprt_array_elem(d, p->dstArray, &delem)) != cudaSuccess))
+    CUDA_MEMCPY3D c;
+    if ((e = memcpy3d_params(d, p, &c)) != cudaSuccess)
         return xprt_result(e);
-    if (p->srcArray && p->dstArray && selem != delem)
-        return xprt_result(cudaErrorInvalidValue);
-    struct cudaExtent ext = p->extent;
-    if (__builtin_mul_overflow(ext.width, p->srcArray ? selem : delem, &ext.width))
-        return xprt_result(cudaErrorInvalidValue);
-    if (ext.width == 0 || ext.height == 0 || ext.depth == 0)
+    if (c.WidthInBytes == 0 || c.Height == 0 || c.Depth == 0)
         return cudaSuccess;
-    if ((e = side_3d_ok(d, p->srcArray, p->srcPtr, p->srcPos, ext, p->kind, true)) !=
-            cudaSuccess ||
-        (e = side_3d_ok(d, p->dstArray, p->dstPtr, p->dstPos, ext, p->kind, false)) !=
-            cudaSuccess)
-        return xprt_result(e);
-    side_cu ss, ds;
-    kind_types(p->kind, p->srcPtr.ptr, p->dstPtr.ptr, &ss, &ds);
-    CUDA_MEMCPY3D c = {.WidthInBytes = ext.width, .Height = ext.height, .Depth = ext.depth};
-    PITCHED_3D(c, src, p->srcPtr, p->srcPos, ss);
-    PITCHED_3D(c, dst, p->dstPtr, p->dstPos, ds);
-    ARRAY_3D(c, src, p->srcArray, p->srcPos, selem);
-    ARRAY_3D(c, dst, p->dstArray, p->dstPos, delem);
     CUresult r = async ? XPRT_CALL(d, cuMemcpy3DAsync, &c, stream_of(stream))
                        : XPRT_CALL(d, cuMemcpy3D, &c);
     return xprt_result_cu(r);
@@ -515,6 +548,26 @@ int xprt_memcpy_batch(int ptds, void *const *dsts, const void *const *srcs, cons
 /* Copies between a registered variable and memory; to_symbol says which way.
  * The kinds the API documents: HostToDevice (to) or DeviceToHost (from),
  * DeviceToDevice, and Default. */
+cudaError_t xprt_symbol_at(const xprt_drv *d, const void *symbol, size_t count, size_t offset,
+                           enum cudaMemcpyKind kind, bool to_symbol, void **out)
+{
+    enum cudaMemcpyKind host_kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    if (kind != host_kind && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    xprt_var *v = xprt_find_var(symbol);
+    if (v == NULL)
+        return cudaErrorInvalidSymbol;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    cudaError_t e = xprt_var_address(d, v, &base, &size);
+    if (e != cudaSuccess)
+        return e;
+    if (offset > size || count > size - offset)
+        return cudaErrorInvalidValue;
+    *out = (void *)(uintptr_t)(base + offset);
+    return cudaSuccess;
+}
+
 static cudaError_t memcpy_symbol(xprt_api api, bool to_symbol, const void *symbol, void *mem,
                                  size_t count, size_t offset, enum cudaMemcpyKind kind,
                                  bool async, cudaStream_t stream)
@@ -523,20 +576,9 @@ static cudaError_t memcpy_symbol(xprt_api api, bool to_symbol, const void *symbo
     cudaError_t e = xprt_enter(api, &d);
     if (e != cudaSuccess)
         return xprt_result(e);
-    enum cudaMemcpyKind host_kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    if (kind != host_kind && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-        return xprt_result(cudaErrorInvalidMemcpyDirection);
-    xprt_var *v = xprt_find_var(symbol);
-    if (v == NULL)
-        return xprt_result(cudaErrorInvalidSymbol);
-    CUdeviceptr base = 0;
-    size_t size = 0;
-    e = xprt_var_address(d, v, &base, &size);
-    if (e != cudaSuccess)
+    void *var;
+    if ((e = xprt_symbol_at(d, symbol, count, offset, kind, to_symbol, &var)) != cudaSuccess)
         return xprt_result(e);
-    if (offset > size || count > size - offset)
-        return xprt_result(cudaErrorInvalidValue);
-    void *var = (void *)(uintptr_t)(base + offset);
     e = to_symbol ? xprt_copy(d, var, mem, count, kind, async, stream)
                   : xprt_copy(d, mem, var, count, kind, async, stream);
     return xprt_result(e);

@@ -54,6 +54,18 @@ cudaError_t cudaMemPrefetchAsync_v2_ptsz(const void *devPtr, size_t count,
                                          cudaStream_t stream);
 cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
                              struct cudaMemLocation location);
+cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream,
+                                        enum cudaStreamCaptureStatus *captureStatus_out,
+                                        unsigned long long *id_out, cudaGraph_t *graph_out,
+                                        const cudaGraphNode_t **dependencies_out,
+                                        const cudaGraphEdgeData **edgeData_out,
+                                        size_t *numDependencies_out);
+cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream,
+                                             enum cudaStreamCaptureStatus *captureStatus_out,
+                                             unsigned long long *id_out, cudaGraph_t *graph_out,
+                                             const cudaGraphNode_t **dependencies_out,
+                                             const cudaGraphEdgeData **edgeData_out,
+                                             size_t *numDependencies_out);
 cudaError_t xprt_cuda13_MemcpyBatchAsync(void *const *dsts, const void *const *srcs,
                                          const size_t *sizes, size_t count,
                                          struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
@@ -192,7 +204,42 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                         \
     X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                   \
     X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                     \
-    X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)
+    X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                             \
+    X(cuStreamBeginCapture, PFN_cuStreamBeginCapture_v10010)                \
+    X(cuStreamEndCapture, PFN_cuStreamEndCapture_v10000)                    \
+    X(cuStreamIsCapturing, PFN_cuStreamIsCapturing_v10000)                  \
+    X(cuStreamGetCaptureInfo, PFN_cuStreamGetCaptureInfo_v12030)            \
+    X(cuThreadExchangeStreamCaptureMode, PFN_cuThreadExchangeStreamCaptureMode_v10010) \
+    X(cuGraphCreate, PFN_cuGraphCreate_v10000)                              \
+    X(cuGraphDestroy, PFN_cuGraphDestroy_v10000)                            \
+    X(cuGraphClone, PFN_cuGraphClone_v10000)                                \
+    X(cuGraphAddMemcpyNode, PFN_cuGraphAddMemcpyNode_v10000)                \
+    X(cuGraphAddMemsetNode, PFN_cuGraphAddMemsetNode_v10000)                \
+    X(cuGraphAddKernelNode, PFN_cuGraphAddKernelNode_v12000)                \
+    X(cuGraphAddHostNode, PFN_cuGraphAddHostNode_v10000)                    \
+    X(cuGraphAddEmptyNode, PFN_cuGraphAddEmptyNode_v10000)                  \
+    X(cuGraphAddChildGraphNode, PFN_cuGraphAddChildGraphNode_v10000)        \
+    X(cuGraphAddEventRecordNode, PFN_cuGraphAddEventRecordNode_v11010)      \
+    X(cuGraphAddEventWaitNode, PFN_cuGraphAddEventWaitNode_v11010)          \
+    X(cuGraphGetNodes, PFN_cuGraphGetNodes_v10000)                          \
+    X(cuGraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000)                  \
+    X(cuGraphNodeGetType, PFN_cuGraphNodeGetType_v10000)                    \
+    X(cuGraphDestroyNode, PFN_cuGraphDestroyNode_v10000)                    \
+    X(cuGraphMemcpyNodeGetParams, PFN_cuGraphMemcpyNodeGetParams_v10000)    \
+    X(cuGraphMemcpyNodeSetParams, PFN_cuGraphMemcpyNodeSetParams_v10000)    \
+    X(cuGraphMemsetNodeGetParams, PFN_cuGraphMemsetNodeGetParams_v10000)    \
+    X(cuGraphMemsetNodeSetParams, PFN_cuGraphMemsetNodeSetParams_v10000)    \
+    X(cuGraphHostNodeGetParams, PFN_cuGraphHostNodeGetParams_v10000)        \
+    X(cuGraphHostNodeSetParams, PFN_cuGraphHostNodeSetParams_v10000)        \
+    X(cuGraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040)           \
+    X(cuGraphInstantiateWithParams, PFN_cuGraphInstantiateWithParams_v12000) \
+    X(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)                    \
+    X(cuGraphLaunch, PFN_cuGraphLaunch_v10000)                              \
+    X(cuGraphUpload, PFN_cuGraphUpload_v11010)                              \
+    X(cuGraphExecMemcpyNodeSetParams, PFN_cuGraphExecMemcpyNodeSetParams_v10020) \
+    X(cuGraphExecMemsetNodeSetParams, PFN_cuGraphExecMemsetNodeSetParams_v10020) \
+    X(cuGraphExecHostNodeSetParams, PFN_cuGraphExecHostNodeSetParams_v10020) \
+    X(cuGraphExecUpdate, PFN_cuGraphExecUpdate_v12000)
 
 typedef CUresult (*xprt_global_alloc_fn)(CUdeviceptr *dptr, size_t bytes, const void *init);
 
@@ -297,6 +344,10 @@ cudaError_t xprt_var_address(const xprt_drv *d, xprt_var *v, CUdeviceptr *out_pt
  * dev (now current again) freed.  d: the legacy table. */
 void xprt_modules_after_reset(const xprt_drv *d, int dev);
 
+/* The driver function of a kernel's host stub (or cudaKernel_t) on the
+ * current device: cudaErrorInvalidDeviceFunction if it is none. */
+cudaError_t xprt_function_of(const xprt_drv *d, const void *func, CUfunction *out);
+
 /* ---- rt_memory.c --------------------------------------------------------- */
 
 /* What a pointer addresses, as the driver knows it. */
@@ -327,6 +378,17 @@ cudaError_t xprt_copy(const xprt_drv *d, void *dst, const void *src, size_t coun
 /* Whether ptr is acceptable as the side of a copy that its kind says is on
  * the device (want_device) or on the host. */
 cudaError_t xprt_check_side(const xprt_drv *d, const void *ptr, bool want_device);
+
+/* What a memcpy node of a graph holds, from the runtime's parameters
+ * (rt_graph.c): cudaMemcpy3DParms converted as cudaMemcpy3D converts it
+ *, a 1D copy, and the address of
+ * symbol + offset for a copy of count bytes to (to_symbol) or from it. */
+cudaError_t xprt_memcpy3d_params(const xprt_drv *d, const struct cudaMemcpy3DParms *p,
+                                 CUDA_MEMCPY3D *out);
+cudaError_t xprt_memcpy1d_params(const xprt_drv *d, void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, CUDA_MEMCPY3D *out);
+cudaError_t xprt_symbol_at(const xprt_drv *d, const void *symbol, size_t count, size_t offset,
+                           enum cudaMemcpyKind kind, bool to_symbol, void **out);
 
 /* ---- rt_array.c ---------------------------------------------------------- */
 

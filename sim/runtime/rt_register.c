@@ -803,6 +803,12 @@ XPRT_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
     return cudaSuccess;
 }
 
+cudaError_t xprt_function_of(const xprt_drv *d, const void *func, CUfunction *out)
+{
+    xprt_func *f = lookup_func(func);
+    return f == NULL ? cudaErrorInvalidDeviceFunction : get_function(d, f, out);
+}
+
 XPRT_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
 {
     if (functionPtr == NULL)

@@ -189,63 +189,6 @@ XPRT_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *devi
     return stream_get_device(XPRT_PTDS, hStream, device);
 }
 
-/* The simulator has no stream capture (cudaStreamBeginCapture is "not
- * supported"), so no stream is ever capturing; libraries ask this before
- * nearly every launch, so it must answer rather than fail. */
-static cudaError_t stream_is_capturing(xprt_api api, cudaStream_t stream,
-                                       enum cudaStreamCaptureStatus *status)
-{
-    if (status == NULL)
-        return xprt_result(cudaErrorInvalidValue);
-    const xprt_drv *d;
-    cudaError_t e = xprt_enter(api, &d);
-    if (e != cudaSuccess)
-        return xprt_result(e);
-    unsigned flags = 0;
-    CUresult r = XPRT_CALL(d, cuStreamGetFlags, cu_stream(stream), &flags);
-    if (r != CUDA_SUCCESS)
-        return xprt_result_cu(r);
-    *status = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-}
-
-int xprt_stream_is_capturing(int ptds, void *stream, int *status)
-{
-    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t e = stream_is_capturing(ptds ? XPRT_PTDS : XPRT_LEGACY, stream,
-                                        status != NULL ? &st : NULL);
-    if (e == cudaSuccess)
-        *status = (int)st;
-    return e;
-}
-
-XPRT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
-                                              enum cudaStreamCaptureStatus *pCaptureStatus)
-{
-    return stream_is_capturing(XPRT_LEGACY, stream, pCaptureStatus);
-}
-
-XPRT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
-                                                   enum cudaStreamCaptureStatus *pCaptureStatus)
-{
-    return stream_is_capturing(XPRT_PTDS, stream, pCaptureStatus);
-}
-
-/* Per thread, like CUDA's: only remembered, as nothing is ever captured. */
-static _Thread_local enum cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
-
-XPRT_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
-{
-    if (mode == NULL || (*mode != cudaStreamCaptureModeGlobal &&
-                         *mode != cudaStreamCaptureModeThreadLocal &&
-                         *mode != cudaStreamCaptureModeRelaxed))
-        return xprt_result(cudaErrorInvalidValue);
-    enum cudaStreamCaptureMode old = t_capture_mode;
-    t_capture_mode = *mode;
-    *mode = old;
-    return cudaSuccess;
-}
-
 /* ---- host functions and callbacks ---------------------------------------- */
 
 static cudaError_t launch_host_func(xprt_api api, cudaStream_t stream, cudaHostFn_t fn,
