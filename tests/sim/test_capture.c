@@ -257,6 +257,12 @@ static void illegal_calls(void)
     mode = (enum cudaStreamCaptureMode)7;
     CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode), cudaErrorInvalidValue);
 
+    /* Stream-ordered allocation (memory nodes are not simulated) is refused
+     * rather than run outside the graph. */
+    begin(s, cudaStreamCaptureModeRelaxed);
+    CHECK_CUDA(cudaMallocAsync(&p, 256, s), cudaErrorStreamCaptureUnsupported);
+    end_invalidated(s);
+
     /* Waiting on an event recorded outside the capture crosses its boundary. */
     cudaEvent_t outside;
     CHECK_OK(cudaEventCreate(&outside));
