@@ -6,6 +6,7 @@
  * (latency + bytes at the pinned rate, on the copy engine of its direction)
  * and moves no byte; advice is checked and otherwise has no effect. */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 
 /* Valid destinations and subjects of hints.  The device attribute
@@ -57,7 +58,9 @@ static CUresult prefetch(CUdeviceptr ptr, size_t count, CUmemLocation loc, unsig
     if ((rc = check_location(loc)) != CUDA_SUCCESS || (rc = check_managed(ptr, count)) != CUDA_SUCCESS)
         return rc;
     CUstream s;
-    if ((rc = xpsim_stream_resolve(h, ptds, cur, &s)) != CUDA_SUCCESS)
+    /* Prefetches are not captured: refused on a capturing stream. */
+    if ((rc = xpsim_stream_resolve(h, ptds, cur, &s)) != CUDA_SUCCESS ||
+        (rc = xpsim_capture_sync(s)) != CUDA_SUCCESS)
         return rc;
     const xpsim_config *cfg = xpsim_config_get();
     bool to_device = loc.type == CU_MEM_LOCATION_TYPE_DEVICE;

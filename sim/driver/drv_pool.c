@@ -9,6 +9,7 @@
  * gives its memory straight back, as a real pool with threshold 0 does at the
  * next synchronization. */
 #include "xpsim_driver.h"
+#include "xpsim_graph.h"
 #include "xpsim_stream.h"
 
 #include <pthread.h>
@@ -207,6 +208,10 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, 
     CUstream s;
     if ((rc = xpsim_stream_resolve(h, ptds, cur, &s)) != CUDA_SUCCESS)
         return rc;
+    /* Memory allocation and free nodes are not simulated: refused on a
+     * capturing stream (as a synchronous use of it). */
+    if ((rc = xpsim_capture_sync(s)) != CUDA_SUCCESS)
+        return rc;
     int dev = pool ? pool_device(pool) : xpsim_stream_device(s);
     if (dev < 0 || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -264,7 +269,8 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool ptds)
     if (rc != CUDA_SUCCESS)
         return rc;
     CUstream s;
-    if ((rc = xpsim_stream_resolve(h, ptds, cur, &s)) != CUDA_SUCCESS)
+    if ((rc = xpsim_stream_resolve(h, ptds, cur, &s)) != CUDA_SUCCESS ||
+        (rc = xpsim_capture_sync(s)) != CUDA_SUCCESS)
         return rc;
     if (dptr == 0)
         return CUDA_SUCCESS;   /* like cuMemFree(0) */

@@ -1,19 +1,5 @@
 /* A driver-API program linked with NVIDIA's stub libcuda.so runs on the simulator's libcuda.so.1 (same SONAME, found first through LD_LIBRARY_PATH). */
-#include "xpt_check.h"
-
-#include <cuda.h>
-
-#define CHECK_CU(call, expected)                                               \
-    do {                                                                       \
-        CUresult xpt_r_ = (call);                                              \
-        if (xpt_r_ != (expected)) {                                            \
-            const char *xpt_n_ = NULL;                                         \
-            cuGetErrorName(xpt_r_, &xpt_n_);                                   \
-            XPT_FAIL("%s returned %d (%s), expected %d", #call, (int)xpt_r_,   \
-                     xpt_n_ ? xpt_n_ : "?", (int)(expected));                  \
-        }                                                                      \
-    } while (0)
-#define CHECK_CU_OK(call) CHECK_CU(call, CUDA_SUCCESS)
+#include "xpt_check_cu.h"
 
 int main(void)
 {

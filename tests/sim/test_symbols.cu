@@ -1,4 +1,4 @@
-// Module globals and kernel launches as nvcc emits them: symbol copies, launch configuration errors, and (argv "fault") a sticky asynchronous kernel fault.
+// Module globals and kernel launches as nvcc emits them: symbol copies, launch configuration errors, (argv "fault") a sticky asynchronous kernel fault, and (argv "graph") graph memcpy nodes to and from symbols, kernel nodes and captured launches.
 #include "xpt_check.h"
 
 __device__ int dev_var[16];
@@ -154,9 +154,93 @@ static int fault(void)
     return 0;
 }
 
+static unsigned long long kernel_launches(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    CHECK(cuda != NULL);
+    typedef unsigned long long (*count_fn)(int);
+    count_fn count = (count_fn)dlsym(cuda, "xpsimKernelLaunchCount");
+    CHECK(count != NULL);
+    return count(0);
+}
+
+// Memcpy nodes to and from a __device__ variable copy the host's bytes of
+// each launch; a captured <<<>>> launch and a kernel node run (are counted)
+// at each launch of the graph, not when captured or added.
+static int graph(void)
+{
+    int in[16], out[16], *d = NULL;
+    CHECK_OK(cudaMalloc(&d, 64 * sizeof(int)));
+    cudaStream_t s;
+    CHECK_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    unsigned long long before = kernel_launches();
+
+    CHECK_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    touch<<<1, 4, 0, s>>>(d, 4);
+    CHECK_OK(cudaGetLastError());
+    cudaGraph_t g;
+    CHECK_OK(cudaStreamEndCapture(s, &g));
+    CHECK_EQ(kernel_launches(), before);
+    cudaGraphNode_t nodes[1];
+    size_t n = 1;
+    CHECK_OK(cudaGraphGetNodes(g, nodes, &n));
+    CHECK_EQ(n, 1);
+    enum cudaGraphNodeType t;
+    CHECK_OK(cudaGraphNodeGetType(nodes[0], &t));
+    CHECK_EQ(t, cudaGraphNodeTypeKernel);
+
+    cudaGraphNode_t to, from, k;
+    CHECK_OK(cudaGraphAddMemcpyNodeToSymbol(&to, g, nodes, 1, dev_var, in, sizeof in, 0,
+                                            cudaMemcpyHostToDevice));
+    int nn = 4;
+    void *args[] = {&d, &nn};
+    cudaKernelNodeParams kp = {(void *)touch, dim3(1), dim3(4), 0, args, NULL};
+    CHECK_OK(cudaGraphAddKernelNode(&k, g, &to, 1, &kp));
+    // The last 8 ints, read back to the front of out.
+    CHECK_OK(cudaGraphAddMemcpyNodeFromSymbol(&from, g, &k, 1, out, dev_var, 8 * sizeof(int),
+                                              8 * sizeof(int), cudaMemcpyDefault));
+    cudaGraphExec_t x;
+    CHECK_OK(cudaGraphInstantiate(&x, g, 0));
+    for (int round = 1; round <= 2; round++) {
+        for (int i = 0; i < 16; i++)
+            in[i] = round * 100 + i;
+        memset(out, 0, sizeof out);
+        CHECK_OK(cudaGraphLaunch(x, s));
+        CHECK_OK(cudaStreamSynchronize(s));
+        for (int i = 0; i < 8; i++)
+            CHECK_EQ(out[i], round * 100 + 8 + i);
+        CHECK_EQ(kernel_launches(), before + 2u * (unsigned)round);
+    }
+    // Re-aimed in the executable graph: the first 4 ints, to out[8..].
+    CHECK_OK(cudaGraphExecMemcpyNodeSetParamsFromSymbol(x, from, out + 8, dev_var, 4 * sizeof(int),
+                                                        0, cudaMemcpyDeviceToHost));
+    CHECK_OK(cudaGraphLaunch(x, s));
+    CHECK_OK(cudaStreamSynchronize(s));
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(out[8 + i], 200 + i);
+    // Beyond the variable, and not a symbol at all.
+    CHECK_CUDA(cudaGraphMemcpyNodeSetParamsToSymbol(to, dev_var, in, sizeof in, 4,
+                                                    cudaMemcpyHostToDevice),
+               cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGraphMemcpyNodeSetParamsToSymbol(to, in, in, 4, 0, cudaMemcpyHostToDevice),
+               cudaErrorInvalidSymbol);
+    CHECK_OK(cudaGraphMemcpyNodeSetParamsToSymbol(to, c, in, sizeof(float), 0,
+                                                  cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidSymbol);   // the last failure
+    CHECK_OK(cudaGetLastError());
+
+    CHECK_OK(cudaGraphExecDestroy(x));
+    CHECK_OK(cudaGraphDestroy(g));
+    CHECK_OK(cudaStreamDestroy(s));
+    CHECK_OK(cudaFree(d));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "fault") == 0)
         return fault();
+    if (argc > 1 && strcmp(argv[1], "graph") == 0)
+        return graph();
     return symbols();
 }

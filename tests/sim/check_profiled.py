@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""check_profiled.py: a simulator scenario program gives the same output and exit status under `xferprof run --sim` as without it.
+
+Usage: check_profiled.py XFERPROF PROGRAM [ARGS...]; the environment (meson's
+scenario environment) is the one both runs get.  The profiled run must also
+have written its database, so that the comparison is not with a run the
+profiler stayed out of.
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, env):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
+
+
+def main():
+    xferprof, prog = sys.argv[1], sys.argv[2:]
+    env = dict(os.environ)
+    rc, out, err = run(prog, env)
+    if rc != 0:
+        sys.stderr.write('plain run failed (%d):\n%s' % (rc, err))
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        prc, pout, perr = run([xferprof, 'run', '--sim', '-o', os.path.join(tmp, 'run-%p.db'),
+                               '--'] + prog, env)
+        dbs = glob.glob(os.path.join(tmp, 'run-*.db'))
+    ok = True
+    if prc != rc:
+        sys.stderr.write('exit status %d under the profiler, %d without\n' % (prc, rc))
+        ok = False
+    if pout != out:
+        sys.stderr.write('output differs:\n--- without\n%s--- under the profiler\n%s' % (out, pout))
+        ok = False
+    if not dbs:
+        sys.stderr.write('the profiled run wrote no database:\n%s' % perr)
+        ok = False
+    if not ok:
+        sys.stderr.write('profiled stderr:\n%s' % perr)
+        return 1
+    sys.stdout.write(out)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
