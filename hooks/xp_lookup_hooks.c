@@ -199,26 +199,40 @@ void *xp_libcuda_export(unsigned i)
     return fn;
 }
 
+/* The variant whose libcuda definition is fn, among the entries named
+ * symbol or symbol_... (symbol NULL: among all); XP_DRV_COUNT if none. */
+static unsigned variant_at(const char *symbol, const void *fn)
+{
+    size_t n = symbol ? strlen(symbol) : 0;
+    for (unsigned i = 0; i < XP_DRV_COUNT; i++) {
+        const char *e = xp_drv_entries[i].name;
+        if (symbol && (strncmp(e, symbol, n) != 0 || (e[n] != '\0' && e[n] != '_')))
+            continue;
+        if (xp_libcuda_export(i) == fn)
+            return i;
+    }
+    return XP_DRV_COUNT;
+}
+
 /* The real lookup returned *pfn for `symbol` (a base name such as
  * "cuMemcpyHtoD", which the version and flags turned into one variant): the
  * candidates are the variants named symbol or symbol_...; the one whose
- * libcuda definition is *pfn is the variant it chose. */
+ * libcuda definition is *pfn is the variant it chose.  Some base names
+ * stand, from a version on, for a function of another name (cuda.h's
+ * `#define cuGraphInstantiate cuGraphInstantiateWithFlags` from 12.0): when
+ * no variant of the name matches, the wrapper is the one of whichever
+ * export *pfn is, so the program always gets the wrapper of the signature
+ * it was handed. */
 void xp_drv_substitute(const char *symbol, void **pfn)
 {
     if (symbol == NULL || pfn == NULL || *pfn == NULL)
         return;
     int saved = errno;
-    size_t n = strlen(symbol);
-    for (unsigned i = 0; i < XP_DRV_COUNT; i++) {
-        const char *e = xp_drv_entries[i].name;
-        if (strncmp(e, symbol, n) != 0 || (e[n] != '\0' && e[n] != '_'))
-            continue;
-        if (xp_libcuda_export(i) != *pfn)
-            continue;
-        if (xp_drv_offer(i, *pfn))
-            *pfn = xp_drv_entries[i].wrapper;
-        break;
-    }
+    unsigned i = variant_at(symbol, *pfn);
+    if (i == XP_DRV_COUNT)
+        i = variant_at(NULL, *pfn);
+    if (i < XP_DRV_COUNT && xp_drv_offer(i, *pfn))
+        *pfn = xp_drv_entries[i].wrapper;
     errno = saved;
 }
 

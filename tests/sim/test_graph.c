@@ -253,7 +253,7 @@ static void params_and_errors(void)
     cudaGraph_t other;
     CHECK_OK(cudaGraphCreate(&other, 0));
     CHECK_CUDA(cudaGraphAddEmptyNode(&bad, other, &n1, 1), cudaErrorInvalidValue);
-    /* Kind against pointers; element size; arrays (not simulated). */
+    /* Kind against pointers; element size; an array handle that names no array. */
     CHECK_CUDA(cudaGraphAddMemcpyNode1D(&bad, other, NULL, 0, pin, dev, N,
                                         cudaMemcpyHostToDevice),
                cudaErrorInvalidValue);
@@ -261,7 +261,7 @@ static void params_and_errors(void)
     CHECK_CUDA(cudaGraphAddMemsetNode(&bad, other, NULL, 0, &m), cudaErrorInvalidValue);
     struct cudaMemcpy3DParms p = params_1d(dev, pin, N, cudaMemcpyHostToDevice);
     p.srcArray = (cudaArray_t)(uintptr_t)0x1000;
-    CHECK_CUDA(cudaGraphAddMemcpyNode(&bad, other, NULL, 0, &p), cudaErrorNotSupported);
+    CHECK_CUDA(cudaGraphAddMemcpyNode(&bad, other, NULL, 0, &p), cudaErrorInvalidResourceHandle);
     p = params_1d(dev, pin, N, (enum cudaMemcpyKind)42);
     CHECK_CUDA(cudaGraphAddMemcpyNode(&bad, other, NULL, 0, &p), cudaErrorInvalidMemcpyDirection);
     /* Not a memcpy node. */
