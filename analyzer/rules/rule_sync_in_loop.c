@@ -47,7 +47,7 @@ static const char xp_fix_upload_pytorch[] =
 static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
     (void)th;
-    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
+    return c->cs->status == 0 && (c->cs->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
 }
 
 /* The median of a site's copy sizes (the lower middle one for an even count). */
@@ -114,8 +114,8 @@ static void xp_tracks_free(struct xp_tracks *T)
 static size_t xp_track_of(struct xp_tracks *T, const struct xp_copy *c, bool blocking)
 {
     bool added;
-    struct xp_map_entry *e = xp_map_get(&T->map, (uint64_t)(int64_t)c->tid, c->stack_id, blocking,
-                                        (uint64_t)(int64_t)c->device, &added);
+    struct xp_map_entry *e = xp_map_get(&T->map, (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, blocking,
+                                        (uint64_t)(int64_t)c->cs->device, &added);
     if (!e)
         return SIZE_MAX;
     size_t k = (size_t)(e - T->map.e);
@@ -218,7 +218,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
                              const struct xp_judged *J)
 {
     size_t n;
-    size_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
+    uint32_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
     if (!ord)
         return n ? -1 : 0;
     int rc = -1;
@@ -239,7 +239,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
         if (xp_episode(&T->v[k], c))
             cnt[k]++;
-        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->stack_id))
+        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
             continue;
         size_t b = xp_track_of(T, c, true);
         if (b == SIZE_MAX)
@@ -247,7 +247,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         if (!xp_episode(&T->v[b], c))
             continue;
         T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt, J) != 0)
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, J) != 0)
             goto out;
     }
     rc = 0;
@@ -333,7 +333,7 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         for (size_t j = start[k]; j < start[k + 1]; j++) {
             const struct xp_copy *c = &p->copies[order[j]];
             paired += c->paired;
-            paired_up += c->paired && c->direction == XP_DIR_H2D;
+            paired_up += c->paired && c->cs->direction == XP_DIR_H2D;
         }
         /* Most copies completed by a sync: reads of results, or uploads. */
         bool upload = paired_up * 2 > n;
