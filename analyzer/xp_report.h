@@ -74,6 +74,10 @@ struct xp_copy {
     bool claimed;
 };
 
+/* The report of a million copies holds a million of these: the size is
+ * what its 96 MiB budget allows (docs/performance.md, "The report's memory"). */
+_Static_assert(sizeof(struct xp_copy) <= 72, "struct xp_copy grew past 72 bytes");
+
 /* A rare fact of one copy, by its index in xp_process.copies. */
 struct xp_copy_fact {
     size_t copy;
