@@ -175,7 +175,7 @@ struct xp_hsample {
 static size_t xp_bucket_of(const struct xp_hsample *s, const struct xp_hproc *h, size_t pi,
                            const struct xp_copy *c, int64_t t0, int64_t span)
 {
-    size_t track = s->tbase[pi] + xp_stream_index(h, c->stream);
+    size_t track = s->tbase[pi] + xp_stream_index(h, c->cs->stream);
     double x = span > 0 ? (double)(c->start_ns - t0) / (double)span : 0;
     size_t col = x <= 0 ? 0 : x >= 1 ? s->cols - 1 : (size_t)(x * (double)s->cols);
     return track * s->cols + (col < s->cols ? col : s->cols - 1);
@@ -317,6 +317,7 @@ static void xp_d_copies(FILE *d, const struct xp_report *r, struct xp_hproc *hp,
             if (s->keep && !s->keep[g])
                 continue;
             const struct xp_copy *c = &p->copies[i];
+            const struct xp_call_site *cs = c->cs;
             uint64_t mn = 0, mb = 0;
             if (s->keep) {
                 size_t b = xp_bucket_of(s, &hp[pi], pi, c, t0, span);
@@ -326,11 +327,11 @@ static void xp_d_copies(FILE *d, const struct xp_report *r, struct xp_hproc *hp,
             fprintf(d, "%s\n[%" PRId64 ",%" PRId64 ",%" PRIu64 ",%u,%u,%u,%zu,%zu,%" PRId32 ",%" PRId64
                        ",%" PRId64 ",%" PRId32 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 "]",
                     first ? "" : ",", c->start_ns - t0, c->dur_ns > 0 ? c->dur_ns : 0, c->bytes,
-                    c->direction < XP_DIR_COUNT ? c->direction : 0u, c->host_mem < XP_HM_COUNT ? c->host_mem : 0u,
-                    c->blocking < XP_BL_COUNT ? c->blocking : 0u, pi, xp_stream_index(&hp[pi], c->stream),
-                    c->tid, xp_api_id(st, p, &hp[pi], c->api), xp_site_id(st, p, &hp[pi], c->stack_id),
-                    c->status, mn, mb,
-                    c->status ? xp_str_id(st, xp_process_status(p, c->api, c->status).s) : -1);
+                    cs->direction < XP_DIR_COUNT ? cs->direction : 0u, cs->host_mem < XP_HM_COUNT ? cs->host_mem : 0u,
+                    cs->blocking < XP_BL_COUNT ? cs->blocking : 0u, pi, xp_stream_index(&hp[pi], cs->stream),
+                    cs->tid, xp_api_id(st, p, &hp[pi], cs->api), xp_site_id(st, p, &hp[pi], cs->stack_id),
+                    cs->status, mn, mb,
+                    cs->status ? xp_str_id(st, xp_process_status(p, cs->api, cs->status).s) : -1);
             first = false;
         }
     }
@@ -623,7 +624,7 @@ int xp_render_html(FILE *f, const struct xp_summary *s)
         for (size_t k = 0; k < p->n_stacks; k++)
             h->site_id[k] = -2;
         for (size_t k = 0; k < p->n_copies; k++)
-            h->streams[k] = p->copies[k].stream;
+            h->streams[k] = p->copies[k].cs->stream;
         xp_sort(h->streams, p->n_copies, sizeof *h->streams, xp_u64_cmp);
         for (size_t k = 0; k < p->n_copies; k++)
             if (!h->n_streams || h->streams[h->n_streams - 1] != h->streams[k])

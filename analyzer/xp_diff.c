@@ -338,15 +338,15 @@ static void xp_stats_add_copy(struct xp_diff_stats *st, const struct xp_process 
     st->copies += 1;
     st->bytes += (double)c->bytes;
     st->time_ns += (double)dur;
-    if (c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE) {
+    if (c->cs->blocking == XP_BL_SYNC || c->cs->blocking == XP_BL_ASYNC_PAGEABLE) {
         st->blocked_ns += (double)dur;
         xp_welford_add(&st->blocked, (double)dur);
     }
-    if (c->host_mem < XP_HM_COUNT)
-        st->host_mem |= 1u << c->host_mem;
-    if (c->blocking < XP_BL_COUNT)
-        st->blocking |= 1u << c->blocking;
-    const char *api = c->api < p->n_api && p->api_names[c->api] ? p->api_names[c->api] : "unknown";
+    if (c->cs->host_mem < XP_HM_COUNT)
+        st->host_mem |= 1u << c->cs->host_mem;
+    if (c->cs->blocking < XP_BL_COUNT)
+        st->blocking |= 1u << c->cs->blocking;
+    const char *api = c->cs->api < p->n_api && p->api_names[c->cs->api] ? p->api_names[c->cs->api] : "unknown";
     if (xp_stats_add_api(st, api) != 0)
         *oom = true;
 }
@@ -368,14 +368,14 @@ static int xp_side_build(struct xp_side *s, const struct xp_report *r, enum xp_d
                 e = xp_side_get(s, NULL, 0, name ? name : XP_NO_RANGE);
             } else {
                 const struct xp_stack *st =
-                    c->stack_id != XP_NONE_ID ? xp_process_stack(p, c->stack_id) : NULL;
+                    c->cs->stack_id != XP_NONE_ID ? xp_process_stack(p, c->cs->stack_id) : NULL;
                 size_t si = st ? (size_t)(st - p->stacks) : 0;
                 if (st && memo[si]) {
                     e = &s->e[memo[si] - 1];
                 } else {
                     size_t n = 0;
                     struct xp_diff_frame *f =
-                        xp_diff_stack_key_alloc(p, c->stack_id, by == XP_DIFF_BY_FUNCTION, &n);
+                        xp_diff_stack_key_alloc(p, c->cs->stack_id, by == XP_DIFF_BY_FUNCTION, &n);
                     e = xp_side_get(s, f, n, NULL);
                     free(f);
                     if (e && st)

@@ -46,7 +46,7 @@ bool xp_diff_past_noise(double change, double var_base, double var_new)
 
 static bool xp_holds_caller(const struct xp_copy *c)
 {
-    return c->blocking == XP_BL_SYNC || c->blocking == XP_BL_ASYNC_PAGEABLE;
+    return c->cs->blocking == XP_BL_SYNC || c->cs->blocking == XP_BL_ASYNC_PAGEABLE;
 }
 
 double xp_diff_job_cv(const struct xp_process *const *procs, size_t n)
@@ -85,9 +85,9 @@ int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, double job
             const struct xp_copy *c = &p->copies[i];
             if (!xp_holds_caller(c))
                 continue;
-            uint8_t d = c->direction < XP_DIR_COUNT ? c->direction : XP_DIR_UNKNOWN;
+            uint8_t d = c->cs->direction < XP_DIR_COUNT ? c->cs->direction : XP_DIR_UNKNOWN;
             bool added;
-            struct xp_map_entry *e = xp_map_get(&groups, pi, c->stack_id, d, 0, &added);
+            struct xp_map_entry *e = xp_map_get(&groups, pi, c->cs->stack_id, d, 0, &added);
             if (!e)
                 goto out;
             if (added) {
@@ -133,7 +133,7 @@ int xp_diff_noise_of(const struct xp_process *const *procs, size_t n, double job
         for (size_t i = 0; p && i < p->n_copies; i++)
             if (xp_holds_caller(&p->copies[i])) {
                 double d = (double)xp_nonneg(p->copies[i].dur_ns);
-                uint8_t k = p->copies[i].direction < XP_DIR_COUNT ? p->copies[i].direction : XP_DIR_UNKNOWN;
+                uint8_t k = p->copies[i].cs->direction < XP_DIR_COUNT ? p->copies[i].cs->direction : XP_DIR_UNKNOWN;
                 sum[0] += d;
                 sum[1 + k] += d;
             }

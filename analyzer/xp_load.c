@@ -56,18 +56,7 @@ struct xp_ld {
     char *err;
     size_t errlen;
     size_t cap_api;
-    struct xp_site_row *sites; /* call_sites by id */
-    size_t n_sites;
     uint64_t rows;           /* rows read, for the progress line */
-};
-
-/* One call_sites row, as copies and syncs need it. */
-struct xp_site_row {
-    uint64_t stream;
-    uint32_t api, stack;
-    int32_t status, device, tid;
-    uint8_t direction, host_mem, blocking;
-    bool valid;
 };
 
 static int xp_ld_fail(struct xp_ld *L, int rc)
@@ -187,8 +176,12 @@ static uint32_t xp_col_u32(sqlite3_stmt *st, int i)
     return v > 0 && v <= UINT32_MAX ? (uint32_t)v : XP_NONE_ID;
 }
 
+/* call_sites into p->call_sites, by id, and one more entry after the largest id
+ * for a row that names no site: a site id the table lacks reads as all
+ * zeros, as an outer join would leave it. */
 static int xp_ld_sites(struct xp_ld *L)
 {
+    struct xp_process *p = L->p;
     sqlite3_stmt *st = xp_ld_prepare(
         L, "SELECT id, api, status, device, tid, stream, stack, direction, host_mem, blocking "
            "FROM call_sites");
@@ -198,16 +191,15 @@ static int xp_ld_sites(struct xp_ld *L)
     size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
-        if (id < 0 || id > (int64_t)UINT32_MAX)
+        if (id < 0 || id >= (int64_t)UINT32_MAX)
             continue; /* not one the ingest made; no row can name it */
         size_t i = (size_t)id;
-        if (i >= L->n_sites) {
-            if (xp_grow(&L->sites, &cap, i + 1, sizeof *L->sites) != 0) {
+        if (i + 1 >= p->n_call_sites) {
+            if (xp_grow(&p->call_sites, &cap, i + 2, sizeof *p->call_sites) != 0) {
                 sqlite3_finalize(st);
                 return xp_ld_oom(L);
             }
-            memset(L->sites + L->n_sites, 0, (cap - L->n_sites) * sizeof *L->sites);
-            L->n_sites = cap;
+            p->n_call_sites = i + 2;
         }
         int64_t api = xp_ld_api(L, sqlite3_column_int64(st, 1), NULL, false);
         if (api < 0) {
@@ -216,26 +208,37 @@ static int xp_ld_sites(struct xp_ld *L)
         }
         int64_t dir = sqlite3_column_int64(st, 7), hm = sqlite3_column_int64(st, 8),
                 bl = sqlite3_column_int64(st, 9);
-        L->sites[i] = (struct xp_site_row){
+        p->call_sites[i] = (struct xp_call_site){
             .api = (uint32_t)api,
             .status = sqlite3_column_int(st, 2),
             .device = sqlite3_column_int(st, 3),
             .tid = sqlite3_column_int(st, 4),
             .stream = (uint64_t)sqlite3_column_int64(st, 5),
-            .stack = xp_col_u32(st, 6),
+            .stack_id = xp_col_u32(st, 6),
             .direction = dir > 0 && dir < XP_DIR_COUNT ? (uint8_t)dir : XP_DIR_UNKNOWN,
             .host_mem = hm > 0 && hm < XP_HM_COUNT ? (uint8_t)hm : XP_HM_NONE,
             .blocking = bl > 0 && bl < XP_BL_COUNT ? (uint8_t)bl : XP_BL_UNKNOWN,
-            .valid = true,
         };
     }
-    return xp_ld_done(L, st, rc);
+    if (xp_ld_done(L, st, rc) != 0)
+        return -1;
+    if (!p->n_call_sites) {
+        if (!(p->call_sites = calloc(1, sizeof *p->call_sites)))
+            return xp_ld_oom(L);
+        p->n_call_sites = 1;
+    }
+    for (size_t i = 0; i < p->n_call_sites; i++) {
+        struct xp_call_site *cs = &p->call_sites[i];
+        cs->driver = cs->api < p->n_api && p->api_driver[cs->api];
+    }
+    return 0;
 }
 
-static const struct xp_site_row *xp_ld_site(const struct xp_ld *L, int64_t id)
+static const struct xp_call_site *xp_ld_site(const struct xp_ld *L, int64_t id)
 {
-    static const struct xp_site_row none = {0};
-    return id >= 0 && (size_t)id < L->n_sites && L->sites[id].valid ? &L->sites[id] : &none;
+    const struct xp_process *p = L->p;
+    size_t last = p->n_call_sites - 1;
+    return &p->call_sites[id >= 0 && (size_t)id < last ? (size_t)id : last];
 }
 
 /* A capacity hint: the largest rowid of table (one step down its tree). */
@@ -266,12 +269,22 @@ static int xp_ld_copies(struct xp_ld *L)
     if (cap && !(p->copies = malloc(cap * sizeof *p->copies)))
         cap = 0;
     int rc;
+    size_t cap_fp = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (xp_grow(&p->copies, &cap, p->n_copies + 1, sizeof *p->copies) != 0) {
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
-        const struct xp_site_row *s = xp_ld_site(L, sqlite3_column_int64(st, 0));
+        uint64_t full_fp = (uint64_t)sqlite3_column_int64(st, 10);
+        if (full_fp != 0) {
+            if (xp_grow(&p->copy_full_fps, &cap_fp, p->n_copy_full_fps + 1,
+                        sizeof *p->copy_full_fps) != 0) {
+                sqlite3_finalize(st);
+                return xp_ld_oom(L);
+            }
+            p->copy_full_fps[p->n_copy_full_fps++] =
+                (struct xp_copy_fact){.copy = p->n_copies, .value = full_fp};
+        }
         int64_t fk = sqlite3_column_int64(st, 8);
         struct xp_copy *c = &p->copies[p->n_copies++];
         *c = (struct xp_copy){
@@ -283,12 +296,8 @@ static int xp_ld_copies(struct xp_ld *L)
             .kernel_seq = (uint64_t)sqlite3_column_int64(st, 6),
             .fingerprint = (uint64_t)sqlite3_column_int64(st, 7),
             .fp_kind = fk == 1 || fk == 2 ? (uint8_t)fk : 0,
-            .nvtx_range = sqlite3_column_int64(st, 9), /* NULL reads 0: XP_NONE_ID */
-            .full_fp = (uint64_t)sqlite3_column_int64(st, 10),
-            .stream = s->stream, .stack_id = s->stack, .api = s->api,
-            .status = s->status, .device = s->device, .tid = s->tid,
-            .direction = s->direction, .host_mem = s->host_mem, .blocking = s->blocking,
-            .driver = s->api < p->n_api && p->api_driver[s->api],
+            .nvtx_range = xp_col_u32(st, 9), /* NULL reads 0: XP_NONE_ID */
+            .cs = xp_ld_site(L, sqlite3_column_int64(st, 0)),
         };
         xp_ld_seen(L, c->start_ns + c->dur_ns);
     }
@@ -299,22 +308,22 @@ static int xp_ld_copies(struct xp_ld *L)
 static const struct xp_copy *xp_ld_sort_copies;
 static int xp_ld_cmp_copy_key(const void *a, const void *b)
 {
-    const struct xp_copy *x = &xp_ld_sort_copies[*(const size_t *)a];
-    const struct xp_copy *y = &xp_ld_sort_copies[*(const size_t *)b];
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
+    const struct xp_copy *x = &xp_ld_sort_copies[*(const uint32_t *)a];
+    const struct xp_copy *y = &xp_ld_sort_copies[*(const uint32_t *)b];
+    if (x->cs->tid != y->cs->tid)
+        return x->cs->tid < y->cs->tid ? -1 : 1;
     return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
 /* The copy of thread tid that started at start_ns, or NULL. */
-static struct xp_copy *xp_ld_find_copy(struct xp_process *p, const size_t *by_key, int32_t tid,
+static struct xp_copy *xp_ld_find_copy(struct xp_process *p, const uint32_t *by_key, int32_t tid,
                                        int64_t start_ns)
 {
     size_t lo = 0, hi = p->n_copies;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const struct xp_copy *c = &p->copies[by_key[mid]];
-        if (c->tid < tid || (c->tid == tid && c->start_ns < start_ns))
+        if (c->cs->tid < tid || (c->cs->tid == tid && c->start_ns < start_ns))
             lo = mid + 1;
         else
             hi = mid;
@@ -322,7 +331,38 @@ static struct xp_copy *xp_ld_find_copy(struct xp_process *p, const size_t *by_ke
     if (lo == p->n_copies)
         return NULL;
     struct xp_copy *c = &p->copies[by_key[lo]];
-    return c->tid == tid && c->start_ns == start_ns ? c : NULL;
+    return c->cs->tid == tid && c->start_ns == start_ns ? c : NULL;
+}
+
+/* A paired sync's wait as read: which copy, in which order. */
+struct xp_ld_wait {
+    size_t copy, pos;
+    int64_t wait_ns;
+};
+
+static int xp_ld_cmp_wait(const void *a, const void *b)
+{
+    const struct xp_ld_wait *x = a, *y = b;
+    if (x->copy != y->copy)
+        return x->copy < y->copy ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The waits as read into p->copy_waits, by copy; of two syncs naming one
+ * copy the later read counts (as when each overwrote the one before). */
+static int xp_ld_keep_waits(struct xp_ld *L, struct xp_ld_wait *w, size_t n)
+{
+    struct xp_process *p = L->p;
+    xp_sort(w, n, sizeof *w, xp_ld_cmp_wait);
+    if (n && !(p->copy_waits = malloc(n * sizeof *p->copy_waits)))
+        return xp_ld_oom(L);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && w[i + 1].copy == w[i].copy)
+            continue;
+        p->copy_waits[p->n_copy_waits++] =
+            (struct xp_copy_fact){.copy = w[i].copy, .value = (uint64_t)w[i].wait_ns};
+    }
+    return 0;
 }
 
 /* The syncs that completed a copy (syncs.copy_start_ns): the copy is
@@ -336,24 +376,33 @@ static int xp_ld_pair_syncs(struct xp_ld *L)
            "JOIN call_sites s ON s.id = y.site WHERE y.copy_start_ns IS NOT NULL");
     if (!st)
         return -1;
-    size_t *by_key = p->n_copies ? malloc(p->n_copies * sizeof *by_key) : NULL;
+    uint32_t *by_key = p->n_copies && p->n_copies <= UINT32_MAX
+                           ? malloc(p->n_copies * sizeof *by_key) : NULL;
     if (p->n_copies && !by_key) {
         sqlite3_finalize(st);
         return xp_ld_oom(L);
     }
     for (size_t i = 0; i < p->n_copies; i++)
-        by_key[i] = i;
+        by_key[i] = (uint32_t)i;
     xp_ld_sort_copies = p->copies;
     if (p->n_copies)
         qsort(by_key, p->n_copies, sizeof *by_key, xp_ld_cmp_copy_key);
+    struct xp_ld_wait *waits = NULL;
+    size_t n_waits = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct xp_copy *c = xp_ld_find_copy(p, by_key, (int32_t)sqlite3_column_int64(st, 4),
                                             sqlite3_column_int64(st, 0));
-        if (!c || c->status != 0)
+        if (!c || c->cs->status != 0)
             continue;
+        if (xp_grow(&waits, &cap, n_waits + 1, sizeof *waits) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
         c->paired = true;
-        c->wait_ns = sqlite3_column_int64(st, 1);
+        waits[n_waits] = (struct xp_ld_wait){.copy = (size_t)(c - p->copies), .pos = n_waits,
+                                             .wait_ns = sqlite3_column_int64(st, 1)};
+        n_waits++;
         int64_t fk = sqlite3_column_int64(st, 3);
         if (c->fp_kind == 0 && (fk == 1 || fk == 2)) {
             c->fingerprint = (uint64_t)sqlite3_column_int64(st, 2);
@@ -361,7 +410,11 @@ static int xp_ld_pair_syncs(struct xp_ld *L)
         }
     }
     free(by_key);
-    return xp_ld_done(L, st, rc);
+    int ret = xp_ld_done(L, st, rc);
+    if (ret == 0)
+        ret = xp_ld_keep_waits(L, waits, n_waits);
+    free(waits);
+    return ret;
 }
 
 static int xp_ld_syncs(struct xp_ld *L)
@@ -377,11 +430,11 @@ static int xp_ld_syncs(struct xp_ld *L)
             sqlite3_finalize(st);
             return xp_ld_oom(L);
         }
-        const struct xp_site_row *s = xp_ld_site(L, sqlite3_column_int64(st, 0));
+        const struct xp_call_site *s = xp_ld_site(L, sqlite3_column_int64(st, 0));
         struct xp_sync *y = &p->syncs[p->n_syncs++];
         *y = (struct xp_sync){
             .start_ns = sqlite3_column_int64(st, 1), .dur_ns = sqlite3_column_int64(st, 2),
-            .stream = s->stream, .stack_id = s->stack, .api = s->api,
+            .stream = s->stream, .stack_id = s->stack_id, .api = s->api,
             .status = s->status, .device = s->device, .tid = s->tid,
         };
         xp_ld_seen(L, y->start_ns + y->dur_ns);
@@ -705,7 +758,6 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
         xp_process_note(p, "stack_frames not updated: %s", why);
     rc = 0;
 out:
-    free(L.sites);
     if (rc != 0)
         xp_process_free(p);
     return rc;
@@ -742,6 +794,9 @@ void xp_process_free(struct xp_process *p)
     free(p->api_names);
     free(p->api_driver);
     free(p->copies);
+    free(p->call_sites);
+    free(p->copy_waits);
+    free(p->copy_full_fps);
     free(p->allocs);
     free(p->syncs);
     free(p->memset_spans);

@@ -190,3 +190,32 @@ const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id)
     }
     return NULL;
 }
+
+/* The value of copy c in a side table sorted by copy index, 0 when absent. */
+static uint64_t xp_copy_fact_of(const struct xp_copy_fact *t, size_t n, const struct xp_process *p,
+                                const struct xp_copy *c)
+{
+    if (c < p->copies || c >= p->copies + p->n_copies)
+        return 0;
+    size_t i = (size_t)(c - p->copies), lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid].copy == i)
+            return t[mid].value;
+        if (t[mid].copy < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+int64_t xp_copy_wait(const struct xp_process *p, const struct xp_copy *c)
+{
+    return c->paired ? (int64_t)xp_copy_fact_of(p->copy_waits, p->n_copy_waits, p, c) : 0;
+}
+
+uint64_t xp_copy_full_fp(const struct xp_process *p, const struct xp_copy *c)
+{
+    return xp_copy_fact_of(p->copy_full_fps, p->n_copy_full_fps, p, c);
+}

@@ -285,8 +285,9 @@ static int xp_py_unify(struct xp_process *p, struct xp_stack **merged, size_t n)
             same = i;
         }
     }
-    for (size_t i = 0; any && i < p->n_copies; i++)
-        p->copies[i].stack_id = xp_remap(to, max, p->copies[i].stack_id);
+    /* The copies' stacks are their call sites'. */
+    for (size_t i = 0; any && i < p->n_call_sites; i++)
+        p->call_sites[i].stack_id = xp_remap(to, max, p->call_sites[i].stack_id);
     for (size_t i = 0; any && i < p->n_allocs; i++) {
         p->allocs[i].alloc_stack = xp_remap(to, max, p->allocs[i].alloc_stack);
         p->allocs[i].free_stack = xp_remap(to, max, p->allocs[i].free_stack);

@@ -41,30 +41,48 @@ const char *xp_alloc_kind_name(enum xp_mem_kind k);
 
 #define XP_NONE_ID 0 /* stack_id / nvtx range absent (ids in the database start at 1) */
 
-/* One row of the copies view. */
+/* What a copy shares with every copy of its call site (a call_sites row):
+ * held once per site rather than once per copy, which is what keeps the
+ * model of a 10-million-copy run within memory (docs/performance.md,
+ * "The report's memory"). */
+struct xp_call_site {
+    uint64_t stream;
+    uint32_t stack_id;      /* XP_NONE_ID without stacks */
+    uint32_t api;           /* index into xp_process.api_names */
+    int32_t status, device, tid;
+    uint8_t direction, host_mem, blocking;
+    bool driver;            /* layer = driver */
+};
+
+/* One row of the copies view: 72 bytes, the facts of its own; the site's
+ * through cs, the rare ones (a paired sync's wait, a full fingerprint) in
+ * the process's side tables (xp_copy_wait, xp_copy_full_fp). */
 struct xp_copy {
     int64_t start_ns, dur_ns;
     uint64_t bytes, src, dst;
     uint64_t fingerprint;   /* valid when fp_kind != 0 */
     uint64_t kernel_seq;
-    uint64_t stream;
-    int64_t nvtx_range;     /* nvtx_ranges.id, XP_NONE_ID when none (or column absent) */
-    uint32_t stack_id;      /* XP_NONE_ID without stacks */
-    uint32_t api;           /* index into xp_process.api_names */
-    int32_t status, device, tid;
-    uint8_t direction, host_mem, blocking;
+    const struct xp_call_site *cs;  /* never NULL: owned by the process (or the test building it) */
+    uint32_t nvtx_range;    /* nvtx_ranges.id, XP_NONE_ID when none (or column absent) */
     uint8_t fp_kind;        /* 0 none, 1 full, 2 sampled */
-    bool driver;            /* layer = driver */
     /* Completed by the next call on its thread, a sync of its stream or
      * device (syncs.copy_start_ns): one blocking copy in effect, which held
-     * the caller dur_ns + wait_ns. */
+     * the caller dur_ns + xp_copy_wait. */
     bool paired;
-    int64_t wait_ns;        /* that sync's dur_ns, 0 when not paired */
-    uint64_t full_fp;       /* copies.full_fingerprint, 0 none */
     /* Set while the rules run: reported by a rule that ran before (xp_claim
      * in rules/xp_group.h), so later rules leave it alone: one finding per
      * copy problem. */
     bool claimed;
+};
+
+/* The report of a million copies holds a million of these: the size is
+ * what its 96 MiB budget allows (docs/performance.md, "The report's memory"). */
+_Static_assert(sizeof(struct xp_copy) <= 72, "struct xp_copy grew past 72 bytes");
+
+/* A rare fact of one copy, by its index in xp_process.copies. */
+struct xp_copy_fact {
+    size_t copy;
+    uint64_t value;
 };
 
 /* A memset's target and time, for the lifetimes of device content. */
@@ -172,6 +190,11 @@ struct xp_process {
     char **api_names; size_t n_api;            /* index = struct field api */
     bool *api_driver;                          /* same index: layer = driver (its statuses are CUresult) */
     struct xp_copy *copies; size_t n_copies;
+    struct xp_call_site *call_sites; size_t n_call_sites; /* the copies' call sites (owned) */
+    /* By copy index: the wait of a paired copy (its sync's dur_ns), and
+     * copies.full_fingerprint where not 0. */
+    struct xp_copy_fact *copy_waits; size_t n_copy_waits;
+    struct xp_copy_fact *copy_full_fps; size_t n_copy_full_fps;
     struct xp_alloc *allocs; size_t n_allocs;
     struct xp_sync *syncs; size_t n_syncs;
     struct xp_error *errors; size_t n_errors;
@@ -298,6 +321,11 @@ bool xp_process_api_driver(const struct xp_process *p, uint32_t api);
  * (src/xp_cuda_status.h), and the bare name or NULL when unknown (for JSON). */
 struct xp_status_str xp_process_status(const struct xp_process *p, uint32_t api, int64_t status);
 const char *xp_process_status_name(const struct xp_process *p, uint32_t api, int64_t status);
+
+/* The wait of a paired copy of p (its sync's dur_ns), 0 when not paired;
+ * copies.full_fingerprint of a copy, 0 when none. */
+int64_t xp_copy_wait(const struct xp_process *p, const struct xp_copy *c);
+uint64_t xp_copy_full_fp(const struct xp_process *p, const struct xp_copy *c);
 
 /* A stack of a process by id, NULL when unknown. */
 const struct xp_stack *xp_process_stack(const struct xp_process *p, uint32_t id);

@@ -24,10 +24,10 @@ static bool xp_blocks(uint8_t blocking)
 
 static void xp_add_copy(struct xp_totals *t, const struct xp_copy *c)
 {
-    unsigned d = c->direction < XP_DIR_COUNT ? c->direction : XP_DIR_UNKNOWN;
-    unsigned h = c->host_mem < XP_HM_COUNT ? c->host_mem : XP_HM_NONE;
+    unsigned d = c->cs->direction < XP_DIR_COUNT ? c->cs->direction : XP_DIR_UNKNOWN;
+    unsigned h = c->cs->host_mem < XP_HM_COUNT ? c->cs->host_mem : XP_HM_NONE;
     struct xp_dir_totals *dt = &t->dir[d];
-    bool blocks = xp_blocks(c->blocking);
+    bool blocks = xp_blocks(c->cs->blocking);
     t->copies++;
     t->bytes += c->bytes;
     t->time_ns += c->dur_ns;
@@ -50,11 +50,11 @@ static void xp_add_copy(struct xp_totals *t, const struct xp_copy *c)
         if (h == XP_HM_PINNED)
             t->pinned_bytes += c->bytes;
     }
-    if (c->blocking == XP_BL_SYNC)
+    if (c->cs->blocking == XP_BL_SYNC)
         dt->sync++;
-    else if (c->blocking == XP_BL_ASYNC)
+    else if (c->cs->blocking == XP_BL_ASYNC)
         dt->async++;
-    else if (c->blocking == XP_BL_ASYNC_PAGEABLE)
+    else if (c->cs->blocking == XP_BL_ASYNC_PAGEABLE)
         dt->async_pageable++;
     if (blocks && c->dur_ns > 0) {
         dt->bw_bytes += c->bytes;
@@ -215,7 +215,7 @@ int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals
     for (size_t i = 0; i < n; i++) {
         const struct xp_process *p = &procs[i];
         for (size_t k = 0; k < p->n_copies; k++)
-            if (p->copies[k].status == 0)
+            if (p->copies[k].cs->status == 0)
                 xp_add_copy(t, &p->copies[k]);
         for (size_t k = 0; k < p->n_errors; k++) {
             uint32_t api = p->errors[k].api;
@@ -274,8 +274,8 @@ int xp_sites_top(const struct xp_process *p, size_t proc_index, size_t top,
 {
     uint32_t max_id = 0;
     for (size_t k = 0; k < p->n_copies; k++)
-        if (p->copies[k].stack_id > max_id)
-            max_id = p->copies[k].stack_id;
+        if (p->copies[k].cs->stack_id > max_id)
+            max_id = p->copies[k].cs->stack_id;
     /* Stack ids are small and dense (one per distinct stack): index by id. */
     struct xp_site *all = calloc((size_t)max_id + 1, sizeof *all);
     struct xp_site **order = calloc((size_t)max_id + 1, sizeof *order);
@@ -284,28 +284,28 @@ int xp_sites_top(const struct xp_process *p, size_t proc_index, size_t top,
     size_t used = 0;
     for (size_t k = 0; k < p->n_copies; k++) {
         const struct xp_copy *c = &p->copies[k];
-        if (c->status != 0)
+        if (c->cs->status != 0)
             continue;
-        struct xp_site *s = &all[c->stack_id];
+        struct xp_site *s = &all[c->cs->stack_id];
         if (s->copies == 0) {
             s->proc = p;
             s->proc_index = proc_index;
-            s->stack_id = c->stack_id;
+            s->stack_id = c->cs->stack_id;
             order[used++] = s;
         }
         s->copies++;
         s->bytes += c->bytes;
         s->time_ns += c->dur_ns;
-        if (xp_blocks(c->blocking))
+        if (xp_blocks(c->cs->blocking))
             s->blocked_ns += c->dur_ns;
         bool seen = false;
         for (uint8_t i = 0; i < s->n_apis && !seen; i++)
-            seen = s->apis[i] == c->api;
+            seen = s->apis[i] == c->cs->api;
         if (!seen && s->n_apis < sizeof s->apis / sizeof s->apis[0])
-            s->apis[s->n_apis++] = c->api;
-        s->directions |= (uint8_t)(1u << (c->direction & 7));
-        s->host_mems |= (uint8_t)(1u << (c->host_mem & 7));
-        s->blockings |= (uint8_t)(1u << (c->blocking & 7));
+            s->apis[s->n_apis++] = c->cs->api;
+        s->directions |= (uint8_t)(1u << (c->cs->direction & 7));
+        s->host_mems |= (uint8_t)(1u << (c->cs->host_mem & 7));
+        s->blockings |= (uint8_t)(1u << (c->cs->blocking & 7));
     }
     /* Mark the chosen ones by their place in a second list. */
     struct xp_site **chosen = calloc(2 * (top < used ? top : used) + 1, sizeof *chosen);

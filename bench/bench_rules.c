@@ -47,8 +47,10 @@ static void xp_fill(struct xp_process *p, size_t n, size_t nallocs)
     p->api_names = apis;
     p->n_api = 3;
     p->copies = calloc(n, sizeof *p->copies);
+    p->call_sites = calloc(n, sizeof *p->call_sites); /* one per copy: each draws its own */
+    p->n_call_sites = n;
     p->allocs = calloc(nallocs, sizeof *p->allocs);
-    if (!p->copies || !p->allocs) {
+    if (!p->copies || !p->call_sites || !p->allocs) {
         fprintf(stderr, "bench_rules: out of memory\n");
         exit(1);
     }
@@ -58,11 +60,13 @@ static void xp_fill(struct xp_process *p, size_t n, size_t nallocs)
     for (size_t i = 0; i < n; i++) {
         uint64_t r = xp_rand(&seed);
         struct xp_copy *c = &p->copies[i];
+        struct xp_call_site *s = &p->call_sites[i];
+        c->cs = s;
         c->start_ns = (int64_t)i * 1000;
-        c->stack_id = 1 + (uint32_t)(r % 2000);
-        c->direction = (r >> 12) % 4 ? 1 : 2;
-        c->host_mem = (r >> 14) % 3 ? 2 : 1;
-        c->blocking = (uint8_t)(1 + (r >> 16) % 3);
+        s->stack_id = 1 + (uint32_t)(r % 2000);
+        s->direction = (r >> 12) % 4 ? 1 : 2;
+        s->host_mem = (r >> 14) % 3 ? 2 : 1;
+        s->blocking = (uint8_t)(1 + (r >> 16) % 3);
         c->bytes = (r >> 18) % 4 ? 1 + (r >> 20) % 4096 : (UINT64_C(1) << 20) << ((r >> 22) % 4);
         c->dur_ns = (int64_t)(c->bytes / 10 + 2000 + (r >> 24) % 5000);
         c->kernel_seq = i / 50;
@@ -70,8 +74,8 @@ static void xp_fill(struct xp_process *p, size_t n, size_t nallocs)
         c->src = 0x500000000000 + i * 64;
         c->fp_kind = c->bytes > 65536 ? 2 : 1;
         c->fingerprint = (r >> 40) % 3 ? xp_rand(&seed) : (r >> 45) % 1000;
-        c->stream = (r >> 50) % 4;
-        c->api = c->blocking == 1 ? 0 : 1;
+        s->stream = (r >> 50) % 4;
+        s->api = s->blocking == 1 ? 0 : 1;
     }
     for (size_t i = 0; i < nallocs; i++) {
         uint64_t r = xp_rand(&seed);

@@ -26,12 +26,14 @@
 #     the exit;
 #   - wall time, CPU time and peak RSS (/usr/bin/time) of `xferprof report`
 #     (text, to /dev/null), `xferprof diff` of the two runs and `xferprof
-#     export` (perfetto, to a file) on those runs;
+#     export` (Perfetto JSON and protobuf, to a file) on those runs;
 #   - at scale (SCALE=0 skips it; skipped with a message when the machine has
 #     less than 6 GiB of memory available or 4 GiB of disk in STUB_DIR):
-#     report and diff on 10 M copies, export on 2 M, databases from make_db
-#     (synthetic journal through the real writer and ingest), kept in STUB_DIR
-#     (report-10000000.db is run_report.sh's) for later runs.
+#     report, diff and export (protobuf) on 10 M copies, export on 2 M
+#     (protobuf, and JSON gzipped), databases from make_db (synthetic journal
+#     through the real writer and ingest), kept in STUB_DIR
+#     (report-10000000.db is run_report.sh's) for later runs.  Each command's
+#     output size is printed after its figures.
 #
 # Targets (issue 15):
 #   1 M tiny copies add <= 32 MiB to the program's peak RSS
@@ -214,8 +216,16 @@ timed() {
     }
     read -r w u s m <"$tmp/t"
     peak_rss=$m
-    printf '  %-40s %7.2f s wall (%6.2f s user + %5.2f s sys)  peak RSS %7s MiB\n' \
+    printf '  %-44s %7.2f s wall (%6.2f s user + %5.2f s sys)  peak RSS %7s MiB\n' \
         "$label" "$w" "$u" "$s" "$(mib "$m")"
+}
+
+# exported LABEL DB FORMAT FILE: timed export of DB to $tmp/FILE, its size
+# printed after; the file removed (2 M copies in JSON are ~845 MB).
+exported() {
+    timed "$1" "$XP" export "$2" --format "$3" -o "$tmp/$4"
+    echo "  $(printf '%-44s' '')   output $(wc -c <"$tmp/$4") bytes"
+    rm -f "$tmp/$4"
 }
 
 echo
@@ -223,8 +233,8 @@ echo "the analyzer on those runs ($MADE copies each):"
 timed "xferprof report run1" "$XP" report "$tmp/run1.db"
 report_peak=$peak_rss
 timed "xferprof diff run1 run2" "$XP" diff "$tmp/run1.db" "$tmp/run2.db"
-timed "xferprof export run1 (perfetto)" "$XP" export "$tmp/run1.db" -o "$tmp/out.json"
-rm -f "$tmp/out.json"
+exported "xferprof export run1 (perfetto JSON)" "$tmp/run1.db" perfetto out.json
+exported "xferprof export run1 (perfetto protobuf)" "$tmp/run1.db" proto out.pftrace
 
 if [ "$SCALE" = 0 ]; then
     echo
@@ -247,8 +257,9 @@ else
         a=$(db 10000000 1) b=$(db 10000000 2) c=$(db 2000000 1)
         timed "xferprof report, 10 M copies" "$XP" report "$a"
         timed "xferprof diff, 10 M vs 10 M copies" "$XP" diff "$a" "$b"
-        timed "xferprof export, 2 M copies (perfetto)" "$XP" export "$c" -o "$tmp/out.json"
-        rm -f "$tmp/out.json"
+        exported "xferprof export, 10 M copies (protobuf)" "$a" proto out.pftrace
+        exported "xferprof export, 2 M copies (protobuf)" "$c" proto out.pftrace
+        exported "xferprof export, 2 M copies (JSON, .gz)" "$c" perfetto out.json.gz
     fi
 fi
 

@@ -17,7 +17,7 @@ static bool xp_async_pageable_copy(const struct xp_copy *c, const struct xp_thre
 {
     /* One completed at once by a sync is blocking whatever the memory: pinning
      * would not let it overlap anything (sync-in-loop reports it). */
-    return c->blocking == XP_BL_ASYNC_PAGEABLE && c->status == 0 && !c->paired && !c->claimed;
+    return c->cs->blocking == XP_BL_ASYNC_PAGEABLE && c->cs->status == 0 && !c->paired && !c->claimed;
 }
 
 static void xp_async_pageable_process(struct xp_report *r, const struct xp_process *p)

@@ -122,8 +122,8 @@ static int xp_collect(const struct xp_process *p, struct xp_use **uses, size_t *
     }
     for (size_t i = 0; i < p->n_copies; i++) {
         const struct xp_copy *c = &p->copies[i];
-        if (c->status == 0 && c->device >= 0 && c->device < XP_PL_MAX_ORDINAL)
-            xp_note(&per[c->device], c->start_ns, c->stack_id, c->bytes);
+        if (c->cs->status == 0 && c->cs->device >= 0 && c->cs->device < XP_PL_MAX_ORDINAL)
+            xp_note(&per[c->cs->device], c->start_ns, c->cs->stack_id, c->bytes);
     }
     for (int d = 0; d < XP_PL_MAX_ORDINAL; d++) {
         struct xp_use *u = &per[d];

@@ -35,14 +35,14 @@ static const char xp_fix_pytorch[] =
 
 static bool xp_measurable(const struct xp_copy *c, uint64_t min_bytes)
 {
-    return c->status == 0 && c->dur_ns > 0 && c->bytes >= min_bytes && c->bytes > 0 &&
-           c->blocking == XP_BL_SYNC;
+    return c->cs->status == 0 && c->dur_ns > 0 && c->bytes >= min_bytes && c->bytes > 0 &&
+           c->cs->blocking == XP_BL_SYNC;
 }
 
 static size_t xp_class(const struct xp_copy *c)
 {
-    size_t d = c->direction < XP_DIR_COUNT ? c->direction : 0;
-    size_t h = c->host_mem < XP_HM_COUNT ? c->host_mem : 0;
+    size_t d = c->cs->direction < XP_DIR_COUNT ? c->cs->direction : 0;
+    size_t h = c->cs->host_mem < XP_HM_COUNT ? c->cs->host_mem : 0;
     return d * XP_HM_COUNT + h;
 }
 
@@ -59,7 +59,7 @@ static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool 
     struct xp_map seen;
     xp_map_init(&seen);
     size_t n = 0, nt = 0;
-    size_t *order = xp_copies_in_time(p, xp_copy_succeeded, &nt);
+    uint32_t *order = xp_copies_in_time(p, xp_copy_succeeded, &nt);
     if (!order && p->n_copies) {
         xp_map_free(&seen);
         return -1;
@@ -67,7 +67,7 @@ static ssize_t xp_evidence(const struct xp_process *p, uint64_t min_bytes, bool 
     for (size_t k = 0; k < nt; k++) {
         const struct xp_copy *c = &p->copies[order[k]];
         bool added;
-        if (!xp_map_get(&seen, c->dst, (uint64_t)(int64_t)c->device, c->direction, 0, &added)) {
+        if (!xp_map_get(&seen, c->dst, (uint64_t)(int64_t)c->cs->device, c->cs->direction, 0, &added)) {
             free(order);
             xp_map_free(&seen);
             return -1;
@@ -93,7 +93,7 @@ static double xp_reference(const struct xp_process *p, const bool *keep, size_t 
 {
     size_t m = 0;
     for (size_t i = 0; i < p->n_copies; i++)
-        if (keep[i] && xp_class(&p->copies[i]) == cls && p->copies[i].stack_id != stack_id)
+        if (keep[i] && xp_class(&p->copies[i]) == cls && p->copies[i].cs->stack_id != stack_id)
             bw[m++] = xp_gbps(p->copies[i].bytes, p->copies[i].dur_ns);
     if (m == 0 || m < min_count)
         return 0;
@@ -158,9 +158,9 @@ static void xp_low_bandwidth_process(struct xp_report *r, const struct xp_proces
         if (!keep[i])
             continue;
         const struct xp_copy *c = &p->copies[i];
-        if (!xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns))
+        if (!xp_sites_add(&sites, c->cs->stack_id, c->bytes, c->dur_ns))
             goto out;
-        site_of[i] = xp_sites_lookup(&sites, c->stack_id);
+        site_of[i] = xp_sites_lookup(&sites, c->cs->stack_id);
     }
     bw = malloc((size_t)n * sizeof *bw);
     if (!bw || xp_sites_bucket(sites.n, site_of, p->n_copies, &start, &order) != 0)

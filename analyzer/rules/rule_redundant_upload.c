@@ -28,20 +28,21 @@ enum { XP_RED_SAME_DST = 1, XP_RED_REPEAT = 2, XP_RED_FRESH = 4 };
 /* An upload whose content is known for sure: a sampled fingerprint counts
  * only once confirmed by a full hash (copies.full_fingerprint), since a
  * change between the sampled blocks is invisible to it. */
-static bool xp_is_upload(const struct xp_copy *c)
+static bool xp_is_upload(const struct xp_process *p, const struct xp_copy *c)
 {
-    return xp_fingerprinted(c, XP_DIR_H2D) && (c->fp_kind != 2 || c->full_fp != 0);
+    return xp_fingerprinted(c, XP_DIR_H2D) && (c->fp_kind != 2 || xp_copy_full_fp(p, c) != 0);
 }
 
 /* The content's key: the full hash when there is one. */
-static uint64_t xp_content(const struct xp_copy *c)
+static uint64_t xp_content(const struct xp_process *p, const struct xp_copy *c)
 {
-    return c->fp_kind == 2 ? c->full_fp : c->fingerprint;
+    return c->fp_kind == 2 ? xp_copy_full_fp(p, c) : c->fingerprint;
 }
 
-static bool xp_same_upload(const struct xp_copy *a, const struct xp_copy *b)
+static bool xp_same_upload(const struct xp_process *p, const struct xp_copy *a,
+                           const struct xp_copy *b)
 {
-    return xp_content(a) == xp_content(b) && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
+    return xp_content(p, a) == xp_content(p, b) && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
 }
 
 /* Device allocations by address, to tell which one held a destination when. */
@@ -78,8 +79,10 @@ static int xp_lifetimes_init(struct xp_lifetimes *L, const struct xp_process *p)
  * among the nearest below it (older ones at the same address come first). */
 #define XP_ALLOC_SCAN 64
 
-/* Index + 1 of the allocation holding dst at time t, 0 if none is known. */
-static size_t xp_alloc_at(const struct xp_lifetimes *L, uint64_t dst, int64_t t)
+/* Index + 1 of the allocation holding dst at time t, 0 if none is known
+ * (32 bits, held per copy: four billion allocations would not fit in
+ * memory as struct xp_alloc either). */
+static uint32_t xp_alloc_at(const struct xp_lifetimes *L, uint64_t dst, int64_t t)
 {
     size_t lo = 0, hi = L->n;
     while (lo < hi) {
@@ -92,7 +95,7 @@ static size_t xp_alloc_at(const struct xp_lifetimes *L, uint64_t dst, int64_t t)
     for (size_t k = lo, seen = 0; k > 0 && seen < XP_ALLOC_SCAN; k--, seen++) {
         const struct xp_alloc *a = &L->p->allocs[L->by_ptr[k - 1]];
         if (dst - a->ptr < a->bytes && a->alloc_ns <= t && (a->free_ns < 0 || a->free_ns > t))
-            return L->by_ptr[k - 1] + 1;
+            return L->by_ptr[k - 1] < UINT32_MAX ? (uint32_t)(L->by_ptr[k - 1] + 1) : 0;
     }
     return 0;
 }
@@ -115,7 +118,7 @@ static bool xp_memset_between(const struct xp_process *p, uint64_t dst, int64_t 
 }
 
 /* Whether copy c went into an allocation made after time t (its alloc_of). */
-static bool xp_fresh_since(const struct xp_process *p, const size_t *alloc_of, size_t i, int64_t t)
+static bool xp_fresh_since(const struct xp_process *p, const uint32_t *alloc_of, size_t i, int64_t t)
 {
     return alloc_of[i] && p->allocs[alloc_of[i] - 1].alloc_ns > t;
 }
@@ -126,22 +129,22 @@ static bool xp_fresh_since(const struct xp_process *p, const size_t *alloc_of, s
  * kernel ran that could have used or changed them).  Into a buffer
  * allocated since (freed and allocated again at that address) it is a
  * fresh re-upload instead. */
-static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_t n,
-                            const size_t *alloc_of, uint8_t *marks)
+static int xp_mark_same_dst(const struct xp_process *p, const uint32_t *ord, size_t n,
+                            const uint32_t *alloc_of, uint8_t *marks)
 {
     struct xp_map last; /* (device, dst) -> v0: index + 1 of its latest upload */
     xp_map_init(&last);
     for (size_t j = 0; j < n; j++) {
         const struct xp_copy *c = &p->copies[ord[j]];
         bool added;
-        struct xp_map_entry *e = xp_map_get(&last, (uint32_t)c->device, c->dst, 0, 0, &added);
+        struct xp_map_entry *e = xp_map_get(&last, (uint32_t)c->cs->device, c->dst, 0, 0, &added);
         if (!e) {
             xp_map_free(&last);
             return -1;
         }
         if (!added) {
             const struct xp_copy *prev = &p->copies[e->v0 - 1];
-            if (!xp_same_upload(prev, c))
+            if (!xp_same_upload(p, prev, c))
                 ;
             else if (xp_fresh_since(p, alloc_of, ord[j], prev->start_ns))
                 marks[ord[j]] |= XP_RED_FRESH;
@@ -160,8 +163,8 @@ static int xp_mark_same_dst(const struct xp_process *p, const size_t *ord, size_
  * buffer allocated after the previous upload of that content.  group[]
  * gets, per copy, how many uploads its group had (for the
  * max_uploads_of_one_content detail). */
-static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t n, uint64_t min,
-                           const size_t *alloc_of, uint8_t *marks, uint32_t *group)
+static int xp_mark_repeats(const struct xp_process *p, const uint32_t *ord, size_t n, uint64_t min,
+                           const uint32_t *alloc_of, uint8_t *marks, uint32_t *group)
 {
     struct xp_map groups; /* (content, bytes, stack and kind) -> v0 count, v1 first upload */
     xp_map_init(&groups);
@@ -171,8 +174,8 @@ static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t
     for (size_t j = 0; j < n; j++) {
         const struct xp_copy *c = &p->copies[ord[j]];
         bool added;
-        struct xp_map_entry *e = xp_map_get(&groups, xp_content(c), c->bytes,
-                                            (uint64_t)c->stack_id << 8 | c->fp_kind, 0, &added);
+        struct xp_map_entry *e = xp_map_get(&groups, xp_content(p, c), c->bytes,
+                                            (uint64_t)c->cs->stack_id << 8 | c->fp_kind, 0, &added);
         if (!e) {
             free(entry);
             xp_map_free(&groups);
@@ -184,7 +187,7 @@ static int xp_mark_repeats(const struct xp_process *p, const size_t *ord, size_t
         entry[j] = (uint32_t)(e - groups.e);
     }
     /* Per group, the start of its latest upload so far, walking in time. */
-    int64_t *latest = malloc(n * sizeof *latest);
+    int64_t *latest = malloc((groups.n ? groups.n : 1) * sizeof *latest);
     if (!latest) {
         free(entry);
         xp_map_free(&groups);
@@ -220,7 +223,7 @@ static int xp_site_verdicts(const struct xp_process *p, const uint8_t *marks, st
 {
     for (size_t i = 0; i < p->n_copies; i++)
         if (marks[i] & (XP_RED_SAME_DST | XP_RED_REPEAT | XP_RED_FRESH)) {
-            struct xp_site_sum *s = xp_sites_add(sites, p->copies[i].stack_id, 0, 0);
+            struct xp_site_sum *s = xp_sites_add(sites, p->copies[i].cs->stack_id, 0, 0);
             if (!s)
                 return -1;
             s->aux += xp_redundant(marks[i]);
@@ -236,14 +239,14 @@ static int xp_site_verdicts(const struct xp_process *p, const uint8_t *marks, st
 static void xp_redundant_process(struct xp_report *r, const struct xp_process *p, bool fresh)
 {
     size_t n;
-    size_t *ord = xp_copies_in_time(p, xp_is_upload, &n);
+    uint32_t *ord = xp_copies_in_time(p, xp_is_upload, &n);
     if (n < 2) {
         free(ord);
         return;
     }
     uint8_t *marks = calloc(p->n_copies, 1);
     uint32_t *group = calloc(p->n_copies, sizeof *group);
-    size_t *alloc_of = calloc(p->n_copies, sizeof *alloc_of);
+    uint32_t *alloc_of = calloc(p->n_copies, sizeof *alloc_of);
     struct xp_lifetimes L = {0};
     struct xp_sites sites, verdict;
     xp_sites_init(&sites);
@@ -261,11 +264,11 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
         xp_site_verdicts(p, marks, &verdict, &fresh_site) != 0)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        size_t v = xp_sites_lookup(&verdict, p->copies[i].stack_id);
+        size_t v = xp_sites_lookup(&verdict, p->copies[i].cs->stack_id);
         if (!marks[i] || v == XP_NO_SITE || fresh_site[v] != fresh || p->copies[i].claimed)
             continue;
         const struct xp_copy *c = &p->copies[i];
-        struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
+        struct xp_site_sum *s = xp_sites_add(&sites, c->cs->stack_id, c->bytes, c->dur_ns);
         if (!s)
             goto out;
         s->aux += (marks[i] & XP_RED_SAME_DST) != 0;
@@ -276,7 +279,7 @@ static void xp_redundant_process(struct xp_report *r, const struct xp_process *p
     if (!repeats || !max_group)
         goto out;
     for (size_t i = 0; i < p->n_copies; i++) {
-        size_t k = xp_sites_lookup(&sites, p->copies[i].stack_id);
+        size_t k = xp_sites_lookup(&sites, p->copies[i].cs->stack_id);
         if (!marks[i] || k == XP_NO_SITE)
             continue;
         repeats[k] += (marks[i] & XP_RED_REPEAT) != 0;

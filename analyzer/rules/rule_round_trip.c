@@ -36,13 +36,13 @@ static void xp_round_trip_process(struct xp_report *r, const struct xp_process *
         const struct xp_map_entry *e = xp_map_lookup(&down, c->fingerprint, c->bytes, c->fp_kind, 0);
         if (!e || p->copies[e->v0 - 1].start_ns >= c->start_ns)
             continue;
-        struct xp_site_sum *s = xp_sites_add(&sites, c->stack_id, c->bytes, c->dur_ns);
+        struct xp_site_sum *s = xp_sites_add(&sites, c->cs->stack_id, c->bytes, c->dur_ns);
         if (!s)
             goto out;
         xp_claim(r, p, i);
         /* The download site of the site's first round trip, + 1 so 0 is "none yet". */
         if (!s->aux)
-            s->aux = (uint64_t)p->copies[e->v0 - 1].stack_id + 1;
+            s->aux = (uint64_t)p->copies[e->v0 - 1].cs->stack_id + 1;
     }
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];

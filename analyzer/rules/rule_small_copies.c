@@ -24,7 +24,7 @@ static const char xp_fix_pytorch[] =
 
 static bool xp_small_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
-    return c->status == 0 && c->bytes <= th->small_copy_max_bytes && !c->claimed;
+    return c->cs->status == 0 && c->bytes <= th->small_copy_max_bytes && !c->claimed;
 }
 
 static void xp_small_copies_process(struct xp_report *r, const struct xp_process *p)

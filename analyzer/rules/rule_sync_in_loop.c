@@ -64,7 +64,7 @@ static const char xp_fix_upload_pytorch[] =
 static bool xp_blocking_copy(const struct xp_copy *c, const struct xp_thresholds *th)
 {
     (void)th;
-    return c->status == 0 && (c->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
+    return c->cs->status == 0 && (c->cs->blocking == XP_BL_SYNC || c->paired) && !c->claimed;
 }
 
 /* The median of a site's copy sizes (the lower middle one for an even count). */
@@ -131,8 +131,8 @@ static void xp_tracks_free(struct xp_tracks *T)
 static size_t xp_track_of(struct xp_tracks *T, const struct xp_copy *c, bool blocking)
 {
     bool added;
-    struct xp_map_entry *e = xp_map_get(&T->map, (uint64_t)(int64_t)c->tid, c->stack_id, blocking,
-                                        (uint64_t)(int64_t)c->device, &added);
+    struct xp_map_entry *e = xp_map_get(&T->map, (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, blocking,
+                                        (uint64_t)(int64_t)c->cs->device, &added);
     if (!e)
         return SIZE_MAX;
     size_t k = (size_t)(e - T->map.e);
@@ -235,7 +235,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
                              const struct xp_judged *J)
 {
     size_t n;
-    size_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
+    uint32_t *ord = xp_copies_in_time(p, xp_copy_succeeded, &n);
     if (!ord)
         return n ? -1 : 0;
     int rc = -1;
@@ -256,7 +256,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
         if (xp_episode(&T->v[k], c))
             cnt[k]++;
-        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->stack_id))
+        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
             continue;
         size_t b = xp_track_of(T, c, true);
         if (b == SIZE_MAX)
@@ -264,7 +264,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         if (!xp_episode(&T->v[b], c))
             continue;
         T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->tid, c->stack_id, cnt, J) != 0)
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, J) != 0)
             goto out;
     }
     rc = 0;
@@ -351,8 +351,8 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
         for (size_t j = start[k]; j < start[k + 1]; j++) {
             const struct xp_copy *c = &p->copies[order[j]];
             paired += c->paired;
-            paired_up += c->paired && c->direction == XP_DIR_H2D;
-            paired_pageable += c->paired && c->host_mem == XP_HM_PAGEABLE;
+            paired_up += c->paired && c->cs->direction == XP_DIR_H2D;
+            paired_pageable += c->paired && c->cs->host_mem == XP_HM_PAGEABLE;
         }
         /* Most copies completed by a sync: reads of results, or uploads.
          * Reads large enough that moving the bytes, not the call, is their
@@ -360,7 +360,8 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
          * buffers rather than fewer reads. */
         bool upload = paired_up * 2 > n;
         bool readback = !upload && paired * 2 > n;
-        bool large_pageable = readback && paired_pageable * 2 > n && median >= r->th.low_bandwidth_min_bytes;
+        bool large_pageable =
+            readback && paired_pageable * 2 > n && median >= r->th.low_bandwidth_min_bytes;
         const char *fix = upload           ? xp_fix_upload
                           : large_pageable ? xp_fix_readback_pageable
                           : readback       ? xp_fix_readback

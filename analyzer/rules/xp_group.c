@@ -110,11 +110,11 @@ int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p, bool with
             site_of[i] = XP_NO_SITE;
         if (!keep(c, th))
             continue;
-        int64_t held = c->dur_ns + (with_wait ? c->wait_ns : 0);
-        struct xp_site_sum *site = xp_sites_add(s, c->stack_id, c->bytes, held);
+        int64_t held = c->dur_ns + (with_wait ? xp_copy_wait(p, c) : 0);
+        struct xp_site_sum *site = xp_sites_add(s, c->cs->stack_id, c->bytes, held);
         if (!site)
             return -1;
-        site->aux |= xp_dir_bit(c->direction);
+        site->aux |= xp_dir_bit(c->cs->direction);
         if (site_of)
             site_of[i] = (size_t)(site - s->v);
     }
@@ -329,24 +329,25 @@ static int xp_cmp_timed(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n)
+uint32_t *xp_copies_in_time(const struct xp_process *p,
+                          bool (*keep)(const struct xp_process *p, const struct xp_copy *c), size_t *n)
 {
     size_t count = 0;
     bool sorted = true;
     int64_t last = INT64_MIN;
     for (size_t i = 0; i < p->n_copies; i++)
-        if (keep(&p->copies[i])) {
+        if (keep(p, &p->copies[i])) {
             count++;
             sorted = sorted && p->copies[i].start_ns >= last;
             last = p->copies[i].start_ns;
         }
     *n = count;
-    size_t *out = count ? malloc(count * sizeof *out) : NULL;
+    uint32_t *out = count && p->n_copies <= UINT32_MAX ? malloc(count * sizeof *out) : NULL;
     if (!out)
         return NULL;
     for (size_t i = 0, j = 0; i < p->n_copies; i++)
-        if (keep(&p->copies[i]))
-            out[j++] = i;
+        if (keep(p, &p->copies[i]))
+            out[j++] = (uint32_t)i;
     /* Copies are stored per thread in call order; only threads' interleaving
      * needs a sort, and a single-threaded run skips it. */
     if (sorted)
@@ -360,7 +361,7 @@ size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct 
         tmp[j] = (struct xp_timed){p->copies[out[j]].start_ns, out[j]};
     xp_sort(tmp, count, sizeof *tmp, xp_cmp_timed);
     for (size_t j = 0; j < count; j++)
-        out[j] = tmp[j].idx;
+        out[j] = (uint32_t)tmp[j].idx;
     free(tmp);
     return out;
 }

@@ -158,19 +158,23 @@ static inline void xp_claim_sites(struct xp_report *r, const struct xp_process *
 }
 
 /* The indices of the copies that pass keep(), in time order (start_ns, then
- * index); *n gets their number.  NULL when out of memory (or none: *n 0). */
-size_t *xp_copies_in_time(const struct xp_process *p, bool (*keep)(const struct xp_copy *), size_t *n);
+ * index); *n gets their number.  NULL when out of memory (or none: *n 0).
+ * 32 bits each: one per copy, held while a rule runs (a process's copies
+ * are far fewer than four billion, 72 bytes each in memory). */
+uint32_t *xp_copies_in_time(const struct xp_process *p,
+                          bool (*keep)(const struct xp_process *p, const struct xp_copy *c), size_t *n);
 
 /* A successful copy: a failed one moved nothing (for xp_copies_in_time). */
-static inline bool xp_copy_succeeded(const struct xp_copy *c)
+static inline bool xp_copy_succeeded(const struct xp_process *p, const struct xp_copy *c)
 {
-    return c->status == 0;
+    (void)p;
+    return c->cs->status == 0;
 }
 
 /* A successful copy whose content has a fingerprint. */
 static inline bool xp_fingerprinted(const struct xp_copy *c, uint8_t direction)
 {
-    return c->direction == direction && c->status == 0 && c->fp_kind != 0;
+    return c->cs->direction == direction && c->cs->status == 0 && c->fp_kind != 0;
 }
 
 

@@ -16,22 +16,28 @@ static char *api_names[] = {"api#0", "cudaMemcpy", "cudaMemcpyAsync", "cudaMallo
 
 static struct xp_copy copies[] = {
     /* start, dur, bytes: H2D pageable sync x2 from stack 1 */
-    {.start_ns = 0, .dur_ns = 100, .bytes = 1000, .stack_id = 1, .api = 1,
-     .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC},
-    {.start_ns = 10, .dur_ns = 300, .bytes = 3000, .stack_id = 1, .api = 1,
-     .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC},
+    {.start_ns = 0, .dur_ns = 100, .bytes = 1000,
+     .cs = &(struct xp_call_site){.stack_id = 1, .api = 1,
+         .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC}},
+    {.start_ns = 10, .dur_ns = 300, .bytes = 3000,
+     .cs = &(struct xp_call_site){.stack_id = 1, .api = 1,
+         .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC}},
     /* D2H pinned async from stack 2: not blocking, not in bandwidth */
-    {.start_ns = 20, .dur_ns = 5, .bytes = 4000, .stack_id = 2, .api = 2,
-     .direction = XP_DIR_D2H, .host_mem = XP_HM_PINNED, .blocking = XP_BL_ASYNC},
+    {.start_ns = 20, .dur_ns = 5, .bytes = 4000,
+     .cs = &(struct xp_call_site){.stack_id = 2, .api = 2,
+         .direction = XP_DIR_D2H, .host_mem = XP_HM_PINNED, .blocking = XP_BL_ASYNC}},
     /* H2D async_pageable from stack 2 */
-    {.start_ns = 30, .dur_ns = 50, .bytes = 2000, .stack_id = 2, .api = 2,
-     .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_ASYNC_PAGEABLE},
+    {.start_ns = 30, .dur_ns = 50, .bytes = 2000,
+     .cs = &(struct xp_call_site){.stack_id = 2, .api = 2,
+         .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_ASYNC_PAGEABLE}},
     /* D2D, no host side, no stack */
-    {.start_ns = 40, .dur_ns = 0, .bytes = 500, .stack_id = 0, .api = 1,
-     .direction = XP_DIR_D2D, .host_mem = XP_HM_NONE, .blocking = XP_BL_SYNC},
+    {.start_ns = 40, .dur_ns = 0, .bytes = 500,
+     .cs = &(struct xp_call_site){.stack_id = 0, .api = 1,
+         .direction = XP_DIR_D2D, .host_mem = XP_HM_NONE, .blocking = XP_BL_SYNC}},
     /* failed: left out of every sum */
-    {.start_ns = 50, .dur_ns = 7, .bytes = 99999, .stack_id = 1, .api = 1, .status = 1,
-     .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC},
+    {.start_ns = 50, .dur_ns = 7, .bytes = 99999,
+     .cs = &(struct xp_call_site){.stack_id = 1, .api = 1, .status = 1,
+         .direction = XP_DIR_H2D, .host_mem = XP_HM_PAGEABLE, .blocking = XP_BL_SYNC}},
 };
 
 static struct xp_alloc allocs[] = {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "xp_report.h"
+#include "xt_sites.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define MS INT64_C(1000000)
@@ -124,8 +125,9 @@ static inline struct xp_copy copy(uint8_t dir, uint8_t hm, uint8_t bl, uint64_t 
                            uint32_t stack)
 {
     return (struct xp_copy){.start_ns = start, .dur_ns = dur, .bytes = bytes, .src = 0x1000, .dst = 0x2000,
-                            .stack_id = stack, .direction = dir, .host_mem = hm, .blocking = bl,
-                            .device = 0, .tid = 1};
+                            .cs = xt_new_site((struct xp_call_site){
+                                .stack_id = stack, .direction = dir, .host_mem = hm,
+                                .blocking = bl, .device = 0, .tid = 1})};
 }
 
 static inline struct xp_copy upload(uint64_t fp, uint8_t kind, uint64_t bytes, uint64_t dst, uint64_t kseq,

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "xp_diff.h"
+#include "xt_sites.h"
 
 #define MiB (1024u * 1024u)
 
@@ -75,8 +76,10 @@ static void xt_copy(struct xp_process *p, uint32_t stack, uint8_t dir, uint8_t h
     p->copies = xt_grow(p->copies, p->n_copies, sizeof *p->copies);
     p->copies[p->n_copies] = (struct xp_copy){
         .start_ns = (int64_t)p->n_copies * 1000, .dur_ns = dur, .bytes = bytes,
-        .stack_id = stack, .direction = dir, .host_mem = hm, .blocking = bl,
-        .api = bl == XP_BL_SYNC ? 0 : 1, .nvtx_range = range};
+        .cs = xt_new_site((struct xp_call_site){.stack_id = stack, .direction = dir,
+                                                .host_mem = hm, .blocking = bl,
+                                                .api = bl == XP_BL_SYNC ? 0 : 1}),
+        .nvtx_range = (uint32_t)range};
     p->n_copies++;
 }
 

@@ -11,7 +11,7 @@ static void clean_process(struct xp_process *p, struct xp_copy *c, size_t nc, st
     proc_init(p);
     for (size_t i = 0; i < nc; i++) {
         c[i] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 8 * MiB, (int64_t)i * MS, 20000, 1 + (uint32_t)(i % 2));
-        c[i].stream = 0x100 + i % 2;
+        xt_site_of(&c[i])->stream = 0x100 + i % 2;
         c[i].fingerprint = 1000 + i; /* new content every time */
         c[i].fp_kind = 2;
         c[i].kernel_seq = i;
@@ -85,7 +85,7 @@ static void test_odd_input(void **state)
                     i % 2 ? 0 : -5, 0);
         c[i].fp_kind = (uint8_t)(i % 4);
         c[i].fingerprint = 9;
-        c[i].api = 99;
+        xt_site_of(&c[i])->api = 99;
     }
     struct xp_alloc a[6] = {
         alloc(0x1000, 0, 10, 5, 1),           /* freed before it was made */

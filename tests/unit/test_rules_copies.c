@@ -15,7 +15,7 @@ static void test_async_pageable(void **state)
         c[i] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 4 * MiB, (int64_t)i * MS, 1000 + (int64_t)i, 5);
     c[12] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 4 * MiB, 0, 7, 5);
     c[13] = copy(XP_DIR_H2D, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 4 * MiB, 0, 7, 5);
-    c[13].status = 1; /* failed: moved nothing */
+    xt_site_of(&c[13])->status = 1; /* failed: moved nothing */
     c[14] = copy(XP_DIR_D2H, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, 100, 0, 50, 6);
     c[15] = copy(XP_DIR_D2H, XP_HM_PAGEABLE, XP_BL_SYNC, 100, 0, 50, 6);
     p.copies = c;
@@ -108,7 +108,7 @@ static void test_sync_in_loop(void **state)
         c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, 64, (int64_t)i, 100, 2);
     for (size_t i = 0; i < 3; i++) {
         c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 64, (int64_t)i, 100, 2);
-        c[n++].status = 700;
+        xt_site_of(&c[n++])->status = 700;
     }
     for (size_t i = 0; i < n; i++)
         c[i].kernel_seq = i;
@@ -158,8 +158,8 @@ static void test_sync_in_loop_bursts(void **state)
     assert_int_equal(num(at_site(&r, 1), "stalls"), 4);
     /* On another device, or another thread, a copy is a wait of its own
      * (kernel_seq counts one device's launches). */
-    c[1].device = 1;
-    c[7].tid = 2;
+    xt_site_of(&c[1])->device = 1;
+    xt_site_of(&c[7])->tid = 2;
     assert_int_equal(run(&r, "sync-in-loop"), 1);
     assert_int_equal(num(at_site(&r, 1), "stalls"), 6);
     report_free(&r);
@@ -275,7 +275,7 @@ static void test_one_finding_per_copy(void **state)
      * copy then a sync): redundant-upload's, not also sync-in-loop's. */
     for (size_t i = 0; i < 12; i++) {
         c[n] = upload(0xE1, 1, MiB, 0x100000 * (i % 2 + 1), 10 * i, (int64_t)n * 100, 1);
-        c[n].blocking = XP_BL_ASYNC_PAGEABLE;
+        xt_site_of(&c[n])->blocking = XP_BL_ASYNC_PAGEABLE;
         c[n++].paired = true;
     }
     /* Site 2: .item() every step (4 bytes, a copy then a sync, a kernel
@@ -337,14 +337,14 @@ static void test_redundant_same_dst(void **state)
     assert_int_equal(num(f, "same_dst_no_kernel"), 1);
     assert_int_equal(num(f, "site_repeats"), 0);
     /* A different device is a different destination. */
-    c[1].device = 1;
+    xt_site_of(&c[1])->device = 1;
     assert_int_equal(run(&r, "redundant-upload"), 0);
     /* The D2H direction and failed or unfingerprinted uploads are no uploads of content. */
-    c[1].device = 0;
+    xt_site_of(&c[1])->device = 0;
     c[1].fp_kind = 0;
     assert_int_equal(run(&r, "redundant-upload"), 0);
     c[1].fp_kind = 1;
-    c[1].status = 1;
+    xt_site_of(&c[1])->status = 1;
     assert_int_equal(run(&r, "redundant-upload"), 0);
     report_free(&r);
     (void)state;
@@ -356,9 +356,10 @@ static void test_redundant_site_repeats(void **state)
     proc_init(&p);
     /* One site uploads the same content to fresh buffers, a kernel between each. */
     struct xp_copy c[6];
+    struct xp_copy_fact full[3]; /* sampled: confirmed by the full hash */
     for (size_t i = 0; i < 3; i++) {
         c[i] = upload(0xCC, 2, 1 * MiB, 0x100000 * (i + 1), i, 100 * (int64_t)(3 - i), 9);
-        c[i].full_fp = 0xF00D;   /* sampled: confirmed by the full hash */
+        full[i] = (struct xp_copy_fact){.copy = i, .value = 0xF00D};
     }
     /* Another site does it twice only, across a kernel launch: not redundant. */
     c[3] = upload(0xDD, 1, 512, 0x9000, 1, 5, 10);
@@ -367,6 +368,8 @@ static void test_redundant_site_repeats(void **state)
     c[5] = upload(0xCC, 1, 1 * MiB, 0x700000, 7, 1000, 9);
     p.copies = c;
     p.n_copies = 6;
+    p.copy_full_fps = full;
+    p.n_copy_full_fps = 3;
     struct xp_report r;
     report_init(&r, &p, 1);
     assert_int_equal(run(&r, "redundant-upload"), 1);
@@ -525,7 +528,7 @@ static void test_low_bandwidth(void **state)
     c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, MiB - 1, 0, 9000000, 4);
     c[n++] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 8 * MiB, 0, 0, 4);
     c[n] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_SYNC, 8 * MiB, 0, 9000000, 4);
-    c[n++].status = 1;
+    xt_site_of(&c[n++])->status = 1;
     for (size_t i = 0; i < n; i++)
         c[i].kernel_seq = i;
     p.copies = c;
