@@ -207,8 +207,9 @@ static void write_copy(const xp_scope *s, const xp_copy_call *c, int status,
     xp_copy_classify(c, &f);
     uint8_t dir = f.direction, host_mem = f.host_mem;
     int device = f.device;
-    uint8_t blocking = run != NULL ? XP_BLOCK_ASYNC
-                                   : blocking_of(c->async || c->migrate, dir, host_mem);
+    /* A graph's copies run asynchronously, except that a launch stages a
+     * pageable host side as cudaMemcpyAsync does, holding its caller. */
+    uint8_t blocking = blocking_of(run != NULL || c->async || c->migrate, dir, host_mem);
     xp_rec_copy *r = reserve_call_at(XP_REC_COPY, c->api, sizeof *r, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)

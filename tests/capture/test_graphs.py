@@ -92,8 +92,11 @@ for c in runs:
         check(False, 'copy %d names a node in graph_nodes' % c['id'])
         continue
     what = 'run of node %d (copy %d)' % (n['id'], c['id'])
+    # The launch stages a pageable host side, holding its caller, as the
+    # simulator does and cudaMemcpyAsync would.
+    blocking = 'async_pageable' if n['host_mem'] == 'pageable' else 'async'
     check_eq((c['api'], c['layer'], u64(c['stream']), c['blocking'], c['status']),
-             (LAUNCH, layer, stream, 'async', 0), what + ': api, layer, stream, blocking, status')
+             (LAUNCH, layer, stream, blocking, 0), what + ': api, layer, stream, blocking, status')
     check_eq((c['direction'], c['host_mem']), (n['direction'], n['host_mem']),
              what + ': direction and host memory as the node')
     check_eq(c['stack_id'], n['stack_id'], what + ": stack_id is the node's")
