@@ -336,12 +336,7 @@ XPSIM_API CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph
 {
     if (nodeParams == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUDA_KERNEL_NODE_PARAMS k = {
-        .func = nodeParams->func, .gridDimX = nodeParams->gridDimX,
-        .gridDimY = nodeParams->gridDimY, .gridDimZ = nodeParams->gridDimZ,
-        .blockDimX = nodeParams->blockDimX, .blockDimY = nodeParams->blockDimY,
-        .blockDimZ = nodeParams->blockDimZ, .sharedMemBytes = nodeParams->sharedMemBytes,
-        .kernelParams = nodeParams->kernelParams, .extra = nodeParams->extra};
+    CUDA_KERNEL_NODE_PARAMS k = xpdrv_kernel_params_v1(nodeParams);
     return add_kernel(phGraphNode, hGraph, dependencies, numDependencies, &k);
 }
 
@@ -537,6 +532,59 @@ XPSIM_API CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
         rc = node_params(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &p, true);
     }
     return rc;
+}
+
+XPSIM_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
+                                                 CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    xpsim_node_params p;
+    CUresult rc = nodeParams ? node_params(hNode, CU_GRAPH_NODE_TYPE_KERNEL, &p, false)
+                             : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *nodeParams = p.u.kernel;
+    return rc;
+}
+
+XPSIM_API CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                 const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    CUresult rc = nodeParams ? xpdrv_kernel_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
+    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
+    if (rc == CUDA_SUCCESS) {
+        p.u.kernel = *nodeParams;
+        rc = node_params(hNode, CU_GRAPH_NODE_TYPE_KERNEL, &p, true);
+    }
+    return rc;
+}
+
+/* The CUDA 10 ABI of the two: the same fields without kern and ctx. */
+#undef cuGraphKernelNodeGetParams
+#undef cuGraphKernelNodeSetParams
+XPSIM_API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
+                                              CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams);
+XPSIM_API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
+                                              CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    CUDA_KERNEL_NODE_PARAMS k;
+    CUresult rc = nodeParams ? cuGraphKernelNodeGetParams_v2(hNode, &k) : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *nodeParams = (CUDA_KERNEL_NODE_PARAMS_v1){
+            .func = k.func, .gridDimX = k.gridDimX, .gridDimY = k.gridDimY,
+            .gridDimZ = k.gridDimZ, .blockDimX = k.blockDimX, .blockDimY = k.blockDimY,
+            .blockDimZ = k.blockDimZ, .sharedMemBytes = k.sharedMemBytes,
+            .kernelParams = k.kernelParams, .extra = k.extra};
+    return rc;
+}
+
+XPSIM_API CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode,
+                                              const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams);
+XPSIM_API CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode,
+                                              const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS k = xpdrv_kernel_params_v1(nodeParams);
+    return cuGraphKernelNodeSetParams_v2(hNode, &k);
 }
 
 XPSIM_API CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams)

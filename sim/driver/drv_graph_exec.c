@@ -302,6 +302,29 @@ XPSIM_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
     return exec_set(hGraphExec, hNode, &p);
 }
 
+XPSIM_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    CUresult rc = nodeParams ? xpdrv_kernel_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_KERNEL, .u.kernel = *nodeParams};
+    return exec_set(hGraphExec, hNode, &p);
+}
+
+/* The CUDA 10.1 ABI: the same fields without kern and ctx. */
+#undef cuGraphExecKernelNodeSetParams
+XPSIM_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams);
+XPSIM_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                  const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_KERNEL_NODE_PARAMS k = xpdrv_kernel_params_v1(nodeParams);
+    return cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &k);
+}
+
 XPSIM_API CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                 const CUDA_HOST_NODE_PARAMS *nodeParams)
 {

@@ -126,6 +126,12 @@ static const variant variants[] = {
     {"cuGraphExecUpdate", "cuGraphExecUpdate_v2", 12000},
     {"cuGraphAddKernelNode", "cuGraphAddKernelNode", 10000},
     {"cuGraphAddKernelNode", "cuGraphAddKernelNode_v2", 12000},
+    {"cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams", 10000},
+    {"cuGraphKernelNodeGetParams", "cuGraphKernelNodeGetParams_v2", 12000},
+    {"cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams", 10000},
+    {"cuGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams_v2", 12000},
+    {"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams", 10010},
+    {"cuGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams_v2", 12000},
 };
 
 /* Per-thread default stream variants exist from CUDA 7.0. */

@@ -104,6 +104,16 @@ CUresult xpdrv_memset_check(const CUDA_MEMSET_NODE_PARAMS *p);
 CUresult xpdrv_memset_enqueue(const CUDA_MEMSET_NODE_PARAMS *p, CUstream h, bool ptds);
 
 CUresult xpdrv_kernel_check(const CUDA_KERNEL_NODE_PARAMS *p);
+
+/* The CUDA 10 ABI's kernel node parameters (no kern, no ctx) in today's form. */
+static inline CUDA_KERNEL_NODE_PARAMS xpdrv_kernel_params_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+    return (CUDA_KERNEL_NODE_PARAMS){
+        .func = p->func, .gridDimX = p->gridDimX, .gridDimY = p->gridDimY,
+        .gridDimZ = p->gridDimZ, .blockDimX = p->blockDimX, .blockDimY = p->blockDimY,
+        .blockDimZ = p->blockDimZ, .sharedMemBytes = p->sharedMemBytes,
+        .kernelParams = p->kernelParams, .extra = p->extra};
+}
 CUresult xpdrv_kernel_enqueue(const CUDA_KERNEL_NODE_PARAMS *p, CUstream h, bool ptds);
 
 CUresult xpdrv_host_enqueue(const CUDA_HOST_NODE_PARAMS *p, CUstream h, bool ptds);

@@ -358,28 +358,63 @@ XPRT_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphE
 
 /* ---- kernel, host, empty, child graph and event nodes ---------------------- */
 
+/* A kernel node's runtime parameters as the driver's: the host function
+ * registered for the kernel becomes its CUfunction. */
+static cudaError_t kernel_params(const xprt_drv **d, const struct cudaKernelNodeParams *p,
+                                 CUDA_KERNEL_NODE_PARAMS *k)
+{
+    if (p == NULL)
+        return cudaErrorInvalidValue;
+    CUfunction fn = NULL;
+    cudaError_t e = enter(d);
+    if (e == cudaSuccess)
+        e = xprt_function_of(*d, p->func, &fn);
+    if (e != cudaSuccess)
+        return e;
+    *k = (CUDA_KERNEL_NODE_PARAMS){
+        .func = fn, .gridDimX = p->gridDim.x, .gridDimY = p->gridDim.y, .gridDimZ = p->gridDim.z,
+        .blockDimX = p->blockDim.x, .blockDimY = p->blockDim.y, .blockDimZ = p->blockDim.z,
+        .sharedMemBytes = p->sharedMemBytes, .kernelParams = p->kernelParams, .extra = p->extra};
+    return cudaSuccess;
+}
+
 XPRT_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                                const cudaGraphNode_t *pDependencies,
                                                size_t numDependencies,
                                                const struct cudaKernelNodeParams *pNodeParams)
 {
-    if (pNodeParams == NULL)
-        return xprt_result(cudaErrorInvalidValue);
     const xprt_drv *d;
-    CUfunction fn = NULL;
-    cudaError_t e = enter(&d);
-    if (e == cudaSuccess)
-        e = xprt_function_of(d, pNodeParams->func, &fn);
+    CUDA_KERNEL_NODE_PARAMS k;
+    cudaError_t e = kernel_params(&d, pNodeParams, &k);
     if (e != cudaSuccess)
         return xprt_result(e);
-    const struct cudaKernelNodeParams *p = pNodeParams;
-    CUDA_KERNEL_NODE_PARAMS k = {
-        .func = fn, .gridDimX = p->gridDim.x, .gridDimY = p->gridDim.y, .gridDimZ = p->gridDim.z,
-        .blockDimX = p->blockDim.x, .blockDimY = p->blockDim.y, .blockDimZ = p->blockDim.z,
-        .sharedMemBytes = p->sharedMemBytes, .kernelParams = p->kernelParams, .extra = p->extra};
     return xprt_result_cu(XPRT_CALL(d, cuGraphAddKernelNode, (CUgraphNode *)pGraphNode,
                                     cu_graph(graph), cu_nodes(pDependencies), numDependencies,
                                     &k));
+}
+
+XPRT_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                     const struct cudaKernelNodeParams *pNodeParams)
+{
+    const xprt_drv *d;
+    CUDA_KERNEL_NODE_PARAMS k;
+    cudaError_t e = kernel_params(&d, pNodeParams, &k);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuGraphKernelNodeSetParams, (CUgraphNode)node, &k));
+}
+
+XPRT_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                         cudaGraphNode_t node,
+                                                         const struct cudaKernelNodeParams *pNodeParams)
+{
+    const xprt_drv *d;
+    CUDA_KERNEL_NODE_PARAMS k;
+    cudaError_t e = kernel_params(&d, pNodeParams, &k);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuGraphExecKernelNodeSetParams, (CUgraphExec)hGraphExec,
+                                    (CUgraphNode)node, &k));
 }
 
 XPRT_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,

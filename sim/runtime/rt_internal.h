@@ -230,6 +230,8 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuGraphMemsetNodeGetParams, PFN_cuGraphMemsetNodeGetParams_v10000)    \
     X(cuGraphMemsetNodeSetParams, PFN_cuGraphMemsetNodeSetParams_v10000)    \
     X(cuGraphHostNodeGetParams, PFN_cuGraphHostNodeGetParams_v10000)        \
+    X(cuGraphKernelNodeGetParams, PFN_cuGraphKernelNodeGetParams_v12000)    \
+    X(cuGraphKernelNodeSetParams, PFN_cuGraphKernelNodeSetParams_v12000)    \
     X(cuGraphHostNodeSetParams, PFN_cuGraphHostNodeSetParams_v10000)        \
     X(cuGraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040)           \
     X(cuGraphInstantiateWithParams, PFN_cuGraphInstantiateWithParams_v12000) \
@@ -239,6 +241,7 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuGraphExecMemcpyNodeSetParams, PFN_cuGraphExecMemcpyNodeSetParams_v10020) \
     X(cuGraphExecMemsetNodeSetParams, PFN_cuGraphExecMemsetNodeSetParams_v10020) \
     X(cuGraphExecHostNodeSetParams, PFN_cuGraphExecHostNodeSetParams_v10020) \
+    X(cuGraphExecKernelNodeSetParams, PFN_cuGraphExecKernelNodeSetParams_v12000) \
     X(cuGraphExecUpdate, PFN_cuGraphExecUpdate_v12000)
 
 typedef CUresult (*xprt_global_alloc_fn)(CUdeviceptr *dptr, size_t bytes, const void *init);

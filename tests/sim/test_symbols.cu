@@ -218,6 +218,22 @@ static int graph(void)
     CHECK_OK(cudaStreamSynchronize(s));
     for (int i = 0; i < 4; i++)
         CHECK_EQ(out[8 + i], 200 + i);
+    // The kernel node re-launched with another configuration, in the
+    // executable graph (jacobiCudaGraphs' way of alternating arguments) and
+    // in the graph; still one launch per graph launch.
+    kp.gridDim = dim3(2);
+    CHECK_OK(cudaGraphExecKernelNodeSetParams(x, k, &kp));
+    CHECK_OK(cudaGraphKernelNodeSetParams(k, &kp));
+    unsigned long long at = kernel_launches();
+    CHECK_OK(cudaGraphLaunch(x, s));
+    CHECK_OK(cudaStreamSynchronize(s));
+    CHECK_EQ(kernel_launches(), at + 2u);
+    CHECK_CUDA(cudaGraphExecKernelNodeSetParams(x, from, &kp), cudaErrorInvalidValue);
+    cudaKernelNodeParams bad = kp;
+    bad.func = (void *)in;   // not a registered kernel
+    CHECK_CUDA(cudaGraphExecKernelNodeSetParams(x, k, &bad), cudaErrorInvalidDeviceFunction);
+    CHECK_CUDA(cudaGraphKernelNodeSetParams(k, NULL), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError(), cudaErrorInvalidValue);   // the last failure, cleared
     // Beyond the variable, and not a symbol at all.
     CHECK_CUDA(cudaGraphMemcpyNodeSetParamsToSymbol(to, dev_var, in, sizeof in, 4,
                                                     cudaMemcpyHostToDevice),
