@@ -52,6 +52,12 @@
 #ifndef XP_PROCADDRESS
 #define XP_PROCADDRESS XP_DRV_EACH
 #endif
+#ifndef XP_CONTEXT
+#define XP_CONTEXT XP_DRV_EACH
+#endif
+#ifndef XP_CONTEXT_DESTROY
+#define XP_CONTEXT_DESTROY XP_DRV_EACH
+#endif
 #include "xp_driver_hooks.def"
 #undef XP_COPY
 #undef XP_ARRAY_COPY
@@ -68,4 +74,6 @@
 #undef XP_LAUNCH
 #undef XP_PROFILER
 #undef XP_PROCADDRESS
+#undef XP_CONTEXT
+#undef XP_CONTEXT_DESTROY
 #undef XP_DRV_EACH

@@ -18,6 +18,10 @@
 /* cuda.h maps the old name to the new one; the table needs both. */
 #undef cuGetProcAddress
 #undef cuMemPrefetchAsync
+#undef cuCtxCreate
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
 
 _Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
 
@@ -295,6 +299,13 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
 #define XP_PROFILER(name, params, args, start)                                          \
     XP_DRV_BODY(name, params, args,                                                     \
                 xp_record_profiler(&scope, XP_API_##name, (start), (int)rc))
+
+#define XP_CONTEXT(name, params, args)                                                  \
+    XP_DRV_BODY(name, params, args, xp_record_context(&scope, XP_API_##name, (int)rc))
+
+#define XP_CONTEXT_DESTROY(name, params, args)                                          \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_context_destroy(&scope, XP_API_##name, (int)rc))
 
 /* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
 #define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;

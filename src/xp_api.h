@@ -186,7 +186,18 @@
     X(cuMemcpyAtoD_v2, 1)\
     X(cuMemcpyAtoD_v2_ptds, 1)\
     X(cuMemcpyAtoA_v2, 1)\
-    X(cuMemcpyAtoA_v2_ptds, 1)
+    X(cuMemcpyAtoA_v2_ptds, 1)\
+    X(cuCtxCreate, 1)\
+    X(cuCtxCreate_v2, 1)\
+    X(cuCtxCreate_v3, 1)\
+    X(cuCtxCreate_v4, 1)\
+    X(cuCtxDestroy, 1)\
+    X(cuCtxDestroy_v2, 1)\
+    X(cuCtxSetCurrent, 1)\
+    X(cuCtxPushCurrent, 1)\
+    X(cuCtxPushCurrent_v2, 1)\
+    X(cuCtxPopCurrent, 1)\
+    X(cuCtxPopCurrent_v2, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

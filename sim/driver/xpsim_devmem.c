@@ -107,7 +107,7 @@ static void remove_at(xpsim_devmem *dm, size_t index)
 /* First fit of `bytes` at an `align`-aligned offset (align: a power of two,
  * at least XPSIM_DEVMEM_ALIGN); lock held. */
 static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
-                             xpsim_block_kind kind, CUdeviceptr *out_ptr)
+                             xpsim_block_kind kind, const void *owner, CUdeviceptr *out_ptr)
 {
     if (bytes == 0 || bytes > dm->capacity)
         return bytes == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
@@ -137,6 +137,7 @@ static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
             b->size = need;
         }
         b->kind = kind;
+        b->owner = owner;
         b->requested = bytes;
         dm->used += need;
         *out_ptr = (CUdeviceptr)(dm->base + b->offset);
@@ -146,10 +147,10 @@ static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
 }
 
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
-                            CUdeviceptr *out_ptr)
+                            const void *owner, CUdeviceptr *out_ptr)
 {
     pthread_rwlock_wrlock(&dm->lock);
-    CUresult rc = alloc_locked(dm, bytes, XPSIM_DEVMEM_ALIGN, kind, out_ptr);
+    CUresult rc = alloc_locked(dm, bytes, XPSIM_DEVMEM_ALIGN, kind, owner, out_ptr);
     pthread_rwlock_unlock(&dm->lock);
     return rc;
 }
@@ -171,7 +172,7 @@ CUresult xpsim_devmem_alloc_physical(xpsim_devmem *dm, uint64_t bytes, uint64_t 
             rc = CUDA_ERROR_NOT_SUPPORTED;
     }
     if (rc == CUDA_SUCCESS)
-        rc = alloc_locked(dm, bytes, align, XPSIM_BLOCK_PHYSICAL, out_ptr);
+        rc = alloc_locked(dm, bytes, align, XPSIM_BLOCK_PHYSICAL, NULL, out_ptr);
     if (rc == CUDA_SUCCESS)
         *out_fd = dm->phys_fd;
     pthread_rwlock_unlock(&dm->lock);
@@ -196,6 +197,7 @@ static void release_block(xpsim_devmem *dm, size_t i)
             madvise(dm->shadow + start, end - start, MADV_DONTNEED);
     }
     b->kind = XPSIM_BLOCK_FREE;
+    b->owner = NULL;
     b->requested = 0;
     if (i + 1 < dm->count && dm->blocks[i + 1].kind == XPSIM_BLOCK_FREE) {
         b->size += dm->blocks[i + 1].size;
@@ -262,14 +264,15 @@ CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
     return rc;
 }
 
-void xpsim_devmem_free_all(xpsim_devmem *dm)
+void xpsim_devmem_free_owned(xpsim_devmem *dm, const void *owner)
 {
     pthread_rwlock_wrlock(&dm->lock);
     /* Downwards: release_block merges block i only with i - 1 and i + 1, so
      * the blocks below i keep their indices. */
     for (size_t i = dm->count; i-- > 0;) {
         xpsim_block_kind k = dm->blocks[i].kind;
-        if (k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE || k == XPSIM_BLOCK_ARRAY)
+        if ((k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE || k == XPSIM_BLOCK_ARRAY) &&
+            dm->blocks[i].owner == owner)
             release_block(dm, i);
     }
     pthread_rwlock_unlock(&dm->lock);

@@ -34,6 +34,10 @@ typedef struct xpsim_block {
     uint64_t size;            /* rounded to XPSIM_DEVMEM_ALIGN */
     uint64_t requested;       /* what the caller asked for */
     xpsim_block_kind kind;
+    /* The context that allocated an ALLOC, MODULE or ARRAY block (its
+     * CUcontext), which frees it when destroyed or reset; NULL for the
+     * others, which belong to the device. */
+    const void *owner;
 } xpsim_block;
 
 typedef struct xpsim_devmem {
@@ -56,10 +60,10 @@ typedef struct xpsim_devmem {
 CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity);
 void xpsim_devmem_fini(xpsim_devmem *dm);
 
-/* First fit.  CUDA_ERROR_OUT_OF_MEMORY when no free block is large enough,
- * even if the free bytes in total would be. */
+/* First fit, owned by `owner` (xpsim_block.owner).  CUDA_ERROR_OUT_OF_MEMORY
+ * when no free block is large enough, even if the free bytes in total would be. */
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
-                            CUdeviceptr *out_ptr);
+                            const void *owner, CUdeviceptr *out_ptr);
 
 /* cuMemCreate's backing store: bytes (a multiple of align, a power of two
  * no smaller than the host page) at an align-aligned offset, counted as used
@@ -86,11 +90,12 @@ CUresult xpsim_devmem_release(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
 CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
                             xpsim_block_kind to, xpsim_block_kind *out_old, uint64_t *out_size);
 
-/* Frees what a context owns (context reset): ALLOC, MODULE and ARRAY blocks.  Pool
- * and physical allocations belong to the device, not to a context, and stay
- * (cuda.h: cuCtxDestroy "will not destroy memory allocations by cuMemCreate(),
- * cuMemAllocAsync() and cuMemAllocFromPoolAsync()"). */
-void xpsim_devmem_free_all(xpsim_devmem *dm);
+/* Frees what the context `owner` owns (context reset or destroy): its ALLOC,
+ * MODULE and ARRAY blocks.  Pool and physical allocations belong to the
+ * device, not to a context, and stay (cuda.h: cuCtxDestroy "will not destroy
+ * memory allocations by cuMemCreate(), cuMemAllocAsync() and
+ * cuMemAllocFromPoolAsync()"). */
+void xpsim_devmem_free_owned(xpsim_devmem *dm, const void *owner);
 
 static inline bool xpsim_devmem_in_range(const xpsim_devmem *dm, uint64_t addr)
 {

@@ -120,6 +120,8 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuDevicePrimaryCtxReset, PFN_cuDevicePrimaryCtxReset_v11000)          \
     X(cuDevicePrimaryCtxSetFlags, PFN_cuDevicePrimaryCtxSetFlags_v11000)    \
     X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                           \
+    X(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000)                           \
+    X(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000)                             \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
@@ -228,7 +230,10 @@ const xprt_drv *xprt_table(xprt_api api);
 __typeof__(cuGetProcAddress_v2) *xprt_get_proc_address(void);
 
 /* Entry of every API call that uses the driver: initializes, makes the calling
- * thread's device's primary context current, and returns the table. */
+ * thread's device's primary context current, and returns the table.  A
+ * context the program made current through the driver API (cuCtxCreate,
+ * cuCtxSetCurrent, cuCtxPushCurrent) is used instead, as NVIDIA's runtime
+ * does. */
 cudaError_t xprt_enter(xprt_api api, const xprt_drv **out);
 
 /* Makes dev's primary context current on the calling thread (retaining it the
@@ -239,6 +244,8 @@ cudaError_t xprt_use_device(int dev, CUcontext *out_ctx);
 cudaError_t xprt_primary_ctx(int dev, CUcontext *out_ctx);
 
 int xprt_device_count(void);
+/* cudaSetDevice's device, or the device of the context the program made
+ * current through the driver API. */
 int xprt_current_device(void);
 void xprt_set_current_device(int dev);
 
