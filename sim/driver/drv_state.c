@@ -338,6 +338,9 @@ XPSIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
      * managed memory is freed, and a sticky error is cleared. */
     xpsim_device_reset(dev);
     xpdrv_ctx_free_resources(&devices[dev].primary);
+    /* Peer access from this device goes with the context ("until ... either
+     * device is reset": access to it from others is not tracked apart). */
+    atomic_store(&devices[dev].primary.peers, 0);
     pthread_mutex_lock(&primary_lock);
     devices[dev].primary_refs = 0;
     pthread_mutex_unlock(&primary_lock);

@@ -122,6 +122,10 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                           \
     X(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000)                           \
     X(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000)                             \
+    X(cuDeviceCanAccessPeer, PFN_cuDeviceCanAccessPeer_v4000)               \
+    X(cuDeviceGetP2PAttribute, PFN_cuDeviceGetP2PAttribute_v8000)           \
+    X(cuCtxEnablePeerAccess, PFN_cuCtxEnablePeerAccess_v4000)               \
+    X(cuCtxDisablePeerAccess, PFN_cuCtxDisablePeerAccess_v4000)             \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
