@@ -153,6 +153,15 @@ bool xpdrv_array_get(CUarray h, xpdrv_array_geom *out);
  * their memory is gone with the rest). */
 void xpdrv_arrays_drop(CUcontext owner);
 
+/* A function's dynamic shared memory limit until cuFuncSetAttribute raises
+ * it, and the most it may be raised to (the device's opt-in maximum per
+ * block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). */
+#define XPDRV_FUNC_DEFAULT_DYNAMIC_SMEM 49152
+#define XPDRV_SMEM_PER_BLOCK_OPTIN 232448
+
+/* A CUfunction cuModuleGetFunction handed out (drv_module.c). */
+bool xpdrv_func_valid(CUfunction f);
+
 /* Called by the generated weak stubs of unimplemented entry points. */
 int xpdrv_unsupported(const char *name);
 

@@ -198,6 +198,11 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                         \
     X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                   \
     X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                     \
+    X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                     \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                 \
+      PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000)       \
+    X(cuOccupancyAvailableDynamicSMemPerBlock,                              \
+      PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020)                   \
     X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)
 
 typedef CUresult (*xprt_global_alloc_fn)(CUdeviceptr *dptr, size_t bytes, const void *init);
@@ -344,6 +349,11 @@ cudaError_t xprt_check_side(const xprt_drv *d, const void *ptr, bool want_device
 /* Bytes of one element of array a; cudaErrorInvalidResourceHandle when a
  * names no array. */
 cudaError_t xprt_array_elem(const xprt_drv *d, cudaArray_const_t a, size_t *out);
+
+/* The driver function behind a registered kernel (its host stub `func`),
+ * after entering as xprt_enter does; cudaErrorInvalidDeviceFunction when
+ * func is no kernel. */
+cudaError_t xprt_func_handle(const void *func, const xprt_drv **d, CUfunction *out);
 
 /* ---- rt_fatbin.c --------------------------------------------------------- */
 
