@@ -22,6 +22,7 @@
 #undef cuCtxDestroy
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
+#undef cuIpcOpenMemHandle
 
 _Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
 

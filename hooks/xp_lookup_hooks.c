@@ -24,6 +24,7 @@
 #undef cuCtxDestroy
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
+#undef cuIpcOpenMemHandle
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);

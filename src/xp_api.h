@@ -197,7 +197,12 @@
     X(cuCtxPushCurrent, 1)\
     X(cuCtxPushCurrent_v2, 1)\
     X(cuCtxPopCurrent, 1)\
-    X(cuCtxPopCurrent_v2, 1)
+    X(cuCtxPopCurrent_v2, 1)\
+    X(cudaIpcOpenMemHandle, 0)\
+    X(cudaIpcCloseMemHandle, 0)\
+    X(cuIpcOpenMemHandle, 1)\
+    X(cuIpcOpenMemHandle_v2, 1)\
+    X(cuIpcCloseMemHandle, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

@@ -295,6 +295,11 @@ void xp_engine_meta(const char *key, const char *value);
  * one ourselves), NULL when none is loaded or it lacks `name`. */
 void *xp_driver_symbol(const char *name);
 
+/* The size of the allocation at ptr as the driver's cuMemGetAddressRange_v2
+ * answers it (no runtime state touched); 0 when it does not.  For what the
+ * profiler cannot know from the call (memory opened from another process). */
+uint64_t xp_driver_range_bytes(uint64_t ptr);
+
 /* The driver's cuMemGetInfo_v2 for the current context (no runtime state
  * touched): 0 on success. */
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);

@@ -48,6 +48,8 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out)
         out->view = v.view;
         return;
     }
+    if (xpdrv_ipc_lookup(addr, out))
+        return;
     xpsim_host_range r;
     if (xpsim_hostmem_lookup(addr, &r)) {
         out->kind = r.kind == XPSIM_HOST_MANAGED ? XPDRV_MEM_MANAGED : XPDRV_MEM_PINNED;
@@ -149,8 +151,9 @@ XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         xpsim_debug("cuMemFree_v2(%#llx): not a device allocation", (unsigned long long)dptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead. */
-    if (info.origin == XPDRV_FROM_VMM || info.device < 0)
+    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead,
+     * opened IPC memory with cuIpcCloseMemHandle. */
+    if (info.origin == XPDRV_FROM_VMM || info.origin == XPDRV_FROM_IPC || info.device < 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (info.origin == XPDRV_FROM_POOL) {
         /* "This API will not perform any implicit synchronization when the

@@ -271,7 +271,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool ptds)
     xpdrv_ptr info;
     xpdrv_classify(dptr, &info);
     if (info.kind != XPDRV_MEM_DEVICE || info.base != dptr || info.origin == XPDRV_FROM_VMM ||
-        info.device < 0)
+        info.origin == XPDRV_FROM_IPC || info.device < 0)
         return CUDA_ERROR_INVALID_VALUE;
     async_free *f = malloc(sizeof *f);
     if (f == NULL)

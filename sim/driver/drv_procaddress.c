@@ -43,6 +43,8 @@ static const variant variants[] = {
     {"cuCtxCreate", "cuCtxCreate_v4", 12050},
     {"cuCtxDestroy", "cuCtxDestroy", 2000},
     {"cuCtxDestroy", "cuCtxDestroy_v2", 4000},
+    {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle", 4010},
+    {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle_v2", 11000},
     {"cuCtxSynchronize", "cuCtxSynchronize", 2000},
     {"cuCtxSynchronize", "cuCtxSynchronize_v2", 13000},
     {"cuCtxPopCurrent", "cuCtxPopCurrent", 2000},

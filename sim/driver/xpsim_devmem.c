@@ -22,6 +22,7 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     memset(dm, 0, sizeof *dm);
     dm->device = device;
     dm->phys_fd = -1;
+    dm->shadow_fd = -1;
     dm->capacity = (capacity + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
     /* The device view is never accessible from the host: a program that
      * dereferences a device pointer crashes, as it does on a real GPU.  Over-
@@ -36,7 +37,24 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     if (tail > 0)
         munmap((void *)(uintptr_t)(base + dm->capacity), tail);
     dm->base = base;
-    dm->shadow = reserve(dm->capacity, PROT_READ | PROT_WRITE);
+    /* The bytes live in a memory file, so that another process can map an
+     * allocation exported with cuIpcGetMemHandle (drv_ipc.c); sparse, like
+     * anonymous memory.  Without memfd, anonymous memory and no IPC. */
+    dm->shadow_fd = memfd_create("xpsim-device", MFD_CLOEXEC);
+    if (dm->shadow_fd >= 0) {
+        void *p = ftruncate(dm->shadow_fd, (off_t)dm->capacity) == 0
+                      ? mmap(NULL, dm->capacity, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_NORESERVE, dm->shadow_fd, 0)
+                      : MAP_FAILED;
+        if (p == MAP_FAILED) {
+            close(dm->shadow_fd);
+            dm->shadow_fd = -1;
+        } else {
+            dm->shadow = p;
+        }
+    }
+    if (dm->shadow == NULL)
+        dm->shadow = reserve(dm->capacity, PROT_READ | PROT_WRITE);
     if (dm->shadow == NULL) {
         munmap((void *)(uintptr_t)dm->base, dm->capacity);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -46,6 +64,8 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     if (dm->blocks == NULL) {
         munmap(dm->shadow, dm->capacity);
         munmap((void *)(uintptr_t)dm->base, dm->capacity);
+        if (dm->shadow_fd >= 0)
+            close(dm->shadow_fd);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     dm->blocks[0] = (xpsim_block){.offset = 0, .size = dm->capacity, .kind = XPSIM_BLOCK_FREE};
@@ -62,10 +82,13 @@ void xpsim_devmem_fini(xpsim_devmem *dm)
     munmap((void *)(uintptr_t)dm->base, dm->capacity);
     if (dm->phys_fd >= 0)
         close(dm->phys_fd);
+    if (dm->shadow_fd >= 0)
+        close(dm->shadow_fd);
     free(dm->blocks);
     pthread_rwlock_destroy(&dm->lock);
     memset(dm, 0, sizeof *dm);
     dm->phys_fd = -1;
+    dm->shadow_fd = -1;
 }
 
 /* Index of the block containing offset (blocks tile the range). */
@@ -192,6 +215,9 @@ static void release_block(xpsim_devmem *dm, size_t i)
     if (end > start) {
         if (b->kind == XPSIM_BLOCK_PHYSICAL)
             (void)fallocate(dm->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            (off_t)start, (off_t)(end - start));
+        else if (dm->shadow_fd >= 0)
+            (void)fallocate(dm->shadow_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                             (off_t)start, (off_t)(end - start));
         else
             madvise(dm->shadow + start, end - start, MADV_DONTNEED);

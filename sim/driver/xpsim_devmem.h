@@ -45,6 +45,10 @@ typedef struct xpsim_devmem {
     uint64_t base;            /* device addresses: PROT_NONE, so host access faults */
     uint64_t capacity;
     unsigned char *shadow;    /* where the bytes of [base, base+capacity) live */
+    /* The memory file the shadow maps (offset = address - base), for other
+     * processes to map exported allocations from; -1 when the shadow is
+     * anonymous memory (no memfd). */
+    int shadow_fd;
     /* PHYSICAL blocks keep their bytes at the same offsets of a memory file
      * instead, so that they can be mapped wherever a program maps them
      * (cuMemMap); created by the first such allocation, -1 until then. */

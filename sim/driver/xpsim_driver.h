@@ -97,6 +97,8 @@ typedef enum xpdrv_origin {
     XPDRV_FROM_POOL,          /* DEVICE: cuMemAllocAsync / cuMemAllocFromPoolAsync */
     XPDRV_FROM_VMM,           /* DEVICE: a cuMemMap mapping; DEVICE_HOLE: inside a
                                  cuMemAddressReserve range but not mapped there */
+    XPDRV_FROM_IPC,           /* DEVICE: another process's allocation, opened with
+                                 cuIpcOpenMemHandle (drv_ipc.c) */
 } xpdrv_origin;
 
 typedef struct xpdrv_ptr {
@@ -114,10 +116,14 @@ typedef struct xpdrv_ptr {
     /* DEVICE: CU_MEM_ACCESS_FLAGS_PROT_* the memory's own device has to it
      * (READWRITE except for VMM mappings, which start with none). */
     unsigned int access;
-    unsigned char *view;      /* VMM: where the host sees base; NULL otherwise */
+    unsigned char *view;      /* VMM, IPC: where the host sees base; NULL otherwise */
 } xpdrv_ptr;
 
 void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
+
+/* addr in memory opened with cuIpcOpenMemHandle: fills *out (a DEVICE
+ * range with its view) and answers true. */
+bool xpdrv_ipc_lookup(uint64_t addr, xpdrv_ptr *out);
 
 /* Host-accessible address of the byte at addr (shadow for device memory, the
  * physical allocation's bytes for a VMM mapping). */

@@ -126,6 +126,9 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuDeviceGetP2PAttribute, PFN_cuDeviceGetP2PAttribute_v8000)           \
     X(cuCtxEnablePeerAccess, PFN_cuCtxEnablePeerAccess_v4000)               \
     X(cuCtxDisablePeerAccess, PFN_cuCtxDisablePeerAccess_v4000)             \
+    X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                       \
+    X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                    \
+    X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                   \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
