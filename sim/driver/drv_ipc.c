@@ -1,4 +1,4 @@
-/* drv_ipc.c: device memory shared between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle) through the memory file behind each device's shadow. */
+/* drv_ipc.c: device memory shared between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle) through a memory file behind the device's shadow (xpsim_devmem_share). */
 #include "xpsim_driver.h"
 #include "xpsim_stream.h"
 
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define IPC_MAGIC 0x58504950u   /* "XPIP" */
@@ -22,6 +23,7 @@ typedef struct ipc_handle {
     int32_t device;           /* the exporter's ordinal, for the record */
     uint64_t offset;          /* of the allocation in the file */
     uint64_t size;            /* bytes the allocation was asked for */
+    uint64_t ino;             /* the file's inode: FD must still name it */
 } ipc_handle;
 _Static_assert(sizeof(ipc_handle) <= sizeof(CUipcMemHandle), "fits CUipcMemHandle");
 
@@ -79,11 +81,20 @@ XPSIM_API CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     if (info.kind != XPDRV_MEM_DEVICE || info.origin != XPDRV_FROM_ALLOC || info.base != dptr ||
         info.view != NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    const xpsim_devmem *dm = &xpdrv_device(info.device)->mem;
-    if (dm->shadow_fd < 0)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    ipc_handle h = {.magic = IPC_MAGIC, .pid = (int32_t)getpid(), .fd = dm->shadow_fd,
-                    .device = info.device, .offset = dptr - dm->base, .size = info.size};
+    xpsim_devmem *dm = &xpdrv_device(info.device)->mem;
+    int fd = -1;
+    if (dm->shadow_fd < 0)   /* the first export: queued work must not write meanwhile */
+        (void)xpsim_device_synchronize(info.device);
+    if ((rc = xpsim_devmem_share(dm, &fd)) != CUDA_SUCCESS)
+        return rc;
+    /* A program that closes every descriptor (as daemons do) may have
+     * closed ours: the file can then no longer be handed out. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != dm->shadow_ino)
+        return CUDA_ERROR_MAP_FAILED;
+    ipc_handle h = {.magic = IPC_MAGIC, .pid = (int32_t)getpid(), .fd = fd,
+                    .device = info.device, .offset = dptr - dm->base, .size = info.size,
+                    .ino = dm->shadow_ino};
     memset(pHandle, 0, sizeof *pHandle);
     memcpy(pHandle->reserved, &h, sizeof h);
     xpsim_debug("cuIpcGetMemHandle(%#llx): pid %d fd %d offset %#llx, %llu bytes",
@@ -125,6 +136,11 @@ static CUresult ipc_open_mem(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
     int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != h.ino)) {
+        close(fd);   /* the descriptor names another file now */
+        fd = -1;
+    }
     if (fd < 0)   /* the exporter is gone, or the handle was made up */
         return CUDA_ERROR_INVALID_HANDLE;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);

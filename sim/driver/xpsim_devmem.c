@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Device ranges start on a 2 MiB boundary, like the driver's VA reservations,
@@ -37,24 +39,7 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     if (tail > 0)
         munmap((void *)(uintptr_t)(base + dm->capacity), tail);
     dm->base = base;
-    /* The bytes live in a memory file, so that another process can map an
-     * allocation exported with cuIpcGetMemHandle (drv_ipc.c); sparse, like
-     * anonymous memory.  Without memfd, anonymous memory and no IPC. */
-    dm->shadow_fd = memfd_create("xpsim-device", MFD_CLOEXEC);
-    if (dm->shadow_fd >= 0) {
-        void *p = ftruncate(dm->shadow_fd, (off_t)dm->capacity) == 0
-                      ? mmap(NULL, dm->capacity, PROT_READ | PROT_WRITE,
-                             MAP_SHARED | MAP_NORESERVE, dm->shadow_fd, 0)
-                      : MAP_FAILED;
-        if (p == MAP_FAILED) {
-            close(dm->shadow_fd);
-            dm->shadow_fd = -1;
-        } else {
-            dm->shadow = p;
-        }
-    }
-    if (dm->shadow == NULL)
-        dm->shadow = reserve(dm->capacity, PROT_READ | PROT_WRITE);
+    dm->shadow = reserve(dm->capacity, PROT_READ | PROT_WRITE);
     if (dm->shadow == NULL) {
         munmap((void *)(uintptr_t)dm->base, dm->capacity);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -64,8 +49,6 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     if (dm->blocks == NULL) {
         munmap(dm->shadow, dm->capacity);
         munmap((void *)(uintptr_t)dm->base, dm->capacity);
-        if (dm->shadow_fd >= 0)
-            close(dm->shadow_fd);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     dm->blocks[0] = (xpsim_block){.offset = 0, .size = dm->capacity, .kind = XPSIM_BLOCK_FREE};
@@ -178,6 +161,55 @@ CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind k
     return rc;
 }
 
+CUresult xpsim_devmem_share(xpsim_devmem *dm, int *out_fd)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&dm->lock);
+    if (dm->shadow_fd < 0) {
+        /* A file as large as the device: refused rather than killed by
+         * SIGXFSZ where the file size limit is lower. */
+        struct rlimit fsize;
+        int fd = getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+                         (fsize.rlim_cur == RLIM_INFINITY || fsize.rlim_cur >= dm->capacity)
+                     ? memfd_create("xpsim-device", MFD_CLOEXEC)
+                     : -1;
+        unsigned char *file = MAP_FAILED;
+        if (fd >= 0 && ftruncate(fd, (off_t)dm->capacity) == 0)
+            file = mmap(NULL, dm->capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                        fd, 0);
+        if (file == MAP_FAILED) {
+            rc = CUDA_ERROR_NOT_SUPPORTED;
+        } else {
+            /* Every block that holds bytes, whole pages (the file is sparse
+             * elsewhere); then the file replaces the shadow in one step. */
+            uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+            for (size_t i = 0; i < dm->count; i++) {
+                const xpsim_block *b = &dm->blocks[i];
+                if (b->kind == XPSIM_BLOCK_FREE || b->kind == XPSIM_BLOCK_PHYSICAL)
+                    continue;
+                uint64_t start = b->offset & ~(page - 1);
+                uint64_t end = (b->offset + b->size + page - 1) & ~(page - 1);
+                memcpy(file + start, dm->shadow + start, end - start);
+            }
+            munmap(file, dm->capacity);
+            if (mmap(dm->shadow, dm->capacity, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) == MAP_FAILED)
+                rc = CUDA_ERROR_NOT_SUPPORTED;
+        }
+        struct stat st;
+        if (rc == CUDA_SUCCESS && fstat(fd, &st) == 0) {
+            dm->shadow_fd = fd;
+            dm->shadow_ino = (uint64_t)st.st_ino;
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    if (rc == CUDA_SUCCESS)
+        *out_fd = dm->shadow_fd;
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
 CUresult xpsim_devmem_alloc_physical(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
                                      CUdeviceptr *out_ptr, int *out_fd)
 {
@@ -216,9 +248,8 @@ static void release_block(xpsim_devmem *dm, size_t i)
         if (b->kind == XPSIM_BLOCK_PHYSICAL)
             (void)fallocate(dm->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                             (off_t)start, (off_t)(end - start));
-        else if (dm->shadow_fd >= 0)
-            (void)fallocate(dm->shadow_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                            (off_t)start, (off_t)(end - start));
+        else if (dm->shadow_fd >= 0)   /* shared (xpsim_devmem_share): drop the file's pages */
+            madvise(dm->shadow + start, end - start, MADV_REMOVE);
         else
             madvise(dm->shadow + start, end - start, MADV_DONTNEED);
     }

@@ -45,10 +45,12 @@ typedef struct xpsim_devmem {
     uint64_t base;            /* device addresses: PROT_NONE, so host access faults */
     uint64_t capacity;
     unsigned char *shadow;    /* where the bytes of [base, base+capacity) live */
-    /* The memory file the shadow maps (offset = address - base), for other
-     * processes to map exported allocations from; -1 when the shadow is
-     * anonymous memory (no memfd). */
+    /* The memory file the shadow maps (offset = address - base) once an
+     * allocation was exported to another process (xpsim_devmem_share);
+     * -1 while the shadow is anonymous memory, as it is until then. */
     int shadow_fd;
+    uint64_t shadow_ino;      /* the file's inode: the descriptor may have been closed
+                                 by the program since, and its number reused */
     /* PHYSICAL blocks keep their bytes at the same offsets of a memory file
      * instead, so that they can be mapped wherever a program maps them
      * (cuMemMap); created by the first such allocation, -1 until then. */
@@ -68,6 +70,15 @@ void xpsim_devmem_fini(xpsim_devmem *dm);
  * when no free block is large enough, even if the free bytes in total would be. */
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
                             const void *owner, CUdeviceptr *out_ptr);
+
+/* Makes the shadow a memory file other processes can map (cuIpcGetMemHandle):
+ * on the first call the bytes of every allocation move into a new file that
+ * then replaces the anonymous shadow, and its descriptor is kept from then on
+ * (a process that exports nothing holds none).  The caller has let the
+ * device's queued work finish; a host thread writing device memory right
+ * then may lose its bytes.  *out_fd: the file.  CUDA_ERROR_NOT_SUPPORTED
+ * without memfd, or where the file size limit is below the capacity. */
+CUresult xpsim_devmem_share(xpsim_devmem *dm, int *out_fd);
 
 /* cuMemCreate's backing store: bytes (a multiple of align, a power of two
  * no smaller than the host page) at an align-aligned offset, counted as used

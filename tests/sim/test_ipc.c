@@ -73,6 +73,7 @@ int main(int argc, char **argv)
     CHECK(buf != NULL);
     xpt_fill(buf, N, 5);
     CHECK_OK(cudaMemcpy(d, buf, N, cudaMemcpyHostToDevice));
+    CHECK_OK(cudaMemcpy(pad, buf, 1000, cudaMemcpyHostToDevice));
     cudaIpcMemHandle_t h;
     CHECK_CUDA(cudaIpcGetMemHandle(&h, (char *)d + 16), cudaErrorInvalidValue);
     CHECK_CUDA(cudaIpcGetMemHandle(&h, buf), cudaErrorInvalidValue);
@@ -93,6 +94,15 @@ int main(int argc, char **argv)
 
     CHECK_OK(cudaMemcpy(buf, d, N, cudaMemcpyDeviceToHost));
     CHECK_PATTERN(buf, N, 6);
+    /* The first export moved the device's bytes into a file: what the other
+     * allocations held is still there, and freeing and allocating go on. */
+    CHECK_OK(cudaMemcpy(buf, pad, 1000, cudaMemcpyDeviceToHost));
+    CHECK_PATTERN(buf, 1000, 5);
+    CHECK_OK(cudaFree(d));
+    CHECK_OK(cudaMalloc(&d, N));
+    CHECK_OK(cudaMemset(d, 0x3c, N));
+    CHECK_OK(cudaMemcpy(buf, d, N, cudaMemcpyDeviceToHost));
+    CHECK_BYTES(buf, N, 0x3c);
     CHECK_OK(cudaFree(d));
     CHECK_OK(cudaFree(pad));
     free(buf);
