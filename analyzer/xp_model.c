@@ -29,7 +29,7 @@ const char *xp_alloc_kind_name(enum xp_mem_kind k)
 {
     static const char *const names[XP_AK_COUNT] = {"other",   "device",   "pinned",   "registered",
                                                    "managed", "reserved", "physical", "mapped",
-                                                   "array"};
+                                                   "array",   "ipc"};
     return (unsigned)k < XP_AK_COUNT ? names[k] : "other";
 }
 

@@ -32,7 +32,8 @@ enum xp_block_class { XP_BL_UNKNOWN = 0, XP_BL_SYNC = XP_BLOCK_SYNC, XP_BL_ASYNC
 enum xp_mem_kind { XP_AK_OTHER = 0, XP_AK_DEVICE = XP_ALLOC_DEVICE, XP_AK_PINNED = XP_ALLOC_PINNED,
                    XP_AK_REGISTERED = XP_ALLOC_REGISTERED, XP_AK_MANAGED = XP_ALLOC_MANAGED,
                    XP_AK_RESERVED = XP_ALLOC_RESERVED, XP_AK_PHYSICAL = XP_ALLOC_PHYSICAL,
-                   XP_AK_MAPPED = XP_ALLOC_MAPPED, XP_AK_ARRAY = XP_ALLOC_ARRAY, XP_AK_COUNT };
+                   XP_AK_MAPPED = XP_ALLOC_MAPPED, XP_AK_ARRAY = XP_ALLOC_ARRAY,
+                   XP_AK_IPC = XP_ALLOC_IPC, XP_AK_COUNT };
 
 const char *xp_dir_name(xp_direction d);          /* "H2D", ... "unknown" */
 const char *xp_hostmem_name(enum xp_hostmem h);  /* "pageable", ... "none" */

@@ -61,6 +61,12 @@
 #ifndef XP_GNODE_MEMSET
 #define XP_GNODE_MEMSET XP_DRV_EACH
 #endif
+#ifndef XP_CONTEXT
+#define XP_CONTEXT XP_DRV_EACH
+#endif
+#ifndef XP_CONTEXT_DESTROY
+#define XP_CONTEXT_DESTROY XP_DRV_EACH
+#endif
 #include "xp_driver_hooks.def"
 #undef XP_COPY
 #undef XP_ARRAY_COPY
@@ -80,4 +86,6 @@
 #undef XP_GRAPH
 #undef XP_GNODE_COPY3D
 #undef XP_GNODE_MEMSET
+#undef XP_CONTEXT
+#undef XP_CONTEXT_DESTROY
 #undef XP_DRV_EACH

@@ -22,6 +22,11 @@
 #undef cuStreamBeginCapture
 #undef cuGraphInstantiate
 #undef cuGraphExecUpdate
+#undef cuCtxCreate
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuIpcOpenMemHandle
 
 _Atomic(void *) xp_drv_slots[XP_DRV_COUNT];
 
@@ -341,6 +346,13 @@ static inline uint64_t pitch_bytes(CUresult rc, const size_t *pitch, size_t widt
     XP_DRV_BODY(name, params, args,                                                     \
                 drv_gnode_memset(&scope, XP_API_##name, (target), XP_U64(owner),        \
                                  XP_U64(node), (desc), rc))
+
+#define XP_CONTEXT(name, params, args)                                                  \
+    XP_DRV_BODY(name, params, args, xp_record_context(&scope, XP_API_##name, (int)rc))
+
+#define XP_CONTEXT_DESTROY(name, params, args)                                          \
+    XP_DRV_BODY(name, params, args,                                                     \
+                xp_record_context_destroy(&scope, XP_API_##name, (int)rc))
 
 /* Lookups are defined in xp_lookup_hooks.c; declared here for the table. */
 #define XP_PROCADDRESS(name, params, args, symbol, pfn) CUresult xp_drv_##name params;

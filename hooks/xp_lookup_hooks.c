@@ -23,6 +23,11 @@
 #undef cuStreamBeginCapture
 #undef cuGraphInstantiate
 #undef cuGraphExecUpdate
+#undef cuCtxCreate
+#undef cuCtxDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuIpcOpenMemHandle
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);

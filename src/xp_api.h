@@ -247,7 +247,23 @@
     X(cuGraphDestroy, 1)\
     X(cuGraphClone, 1)\
     X(cuGraphDestroyNode, 1)\
-    X(cuGraphAddChildGraphNode, 1)
+    X(cuGraphAddChildGraphNode, 1)\
+    X(cuCtxCreate, 1)\
+    X(cuCtxCreate_v2, 1)\
+    X(cuCtxCreate_v3, 1)\
+    X(cuCtxCreate_v4, 1)\
+    X(cuCtxDestroy, 1)\
+    X(cuCtxDestroy_v2, 1)\
+    X(cuCtxSetCurrent, 1)\
+    X(cuCtxPushCurrent, 1)\
+    X(cuCtxPushCurrent_v2, 1)\
+    X(cuCtxPopCurrent, 1)\
+    X(cuCtxPopCurrent_v2, 1)\
+    X(cudaIpcOpenMemHandle, 0)\
+    X(cudaIpcCloseMemHandle, 0)\
+    X(cuIpcOpenMemHandle, 1)\
+    X(cuIpcOpenMemHandle_v2, 1)\
+    X(cuIpcCloseMemHandle, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

@@ -12,6 +12,7 @@
 
 typedef CUresult (*cu_pointer_get_attribute_fn)(void *, CUpointer_attribute, CUdeviceptr);
 typedef CUresult (*cu_mem_get_info_fn)(size_t *, size_t *);
+typedef CUresult (*cu_mem_get_address_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 
 /* The driver's own entry points, looked up in the libcuda the runtime has
  * loaded (never loading one ourselves). */
@@ -78,8 +79,10 @@ static void classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *o
     out->device = -1;
     xp_range r;
     if (xp_registry_lookup(addr, &r)) {
-        /* A mapping is device memory at an address: what a copy sees. */
-        out->kind = r.kind == XP_ALLOC_MAPPED ? XP_ALLOC_DEVICE : r.kind;
+        /* A mapping, and another process's memory opened here, are device
+         * memory at an address: what a copy sees. */
+        out->kind = r.kind == XP_ALLOC_MAPPED || r.kind == XP_ALLOC_IPC ? XP_ALLOC_DEVICE
+                                                                          : r.kind;
         out->device = r.kind == XP_ALLOC_PINNED || r.kind == XP_ALLOC_REGISTERED ? -1 : r.device;
         if (t) {
             t->ranges[t->next_range] = (xp_range_memo){r.base, r.size, gen, *out, true};
@@ -123,6 +126,20 @@ void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd)
         classify_slow(t, gen, src, ws);
     if (t == NULL || !memo_hit(t, gen, dst, wd))
         classify_slow(t, gen, dst, wd);
+}
+
+uint64_t xp_driver_range_bytes(uint64_t ptr)
+{
+    cu_mem_get_address_range_fn fn =
+        (cu_mem_get_address_range_fn)xp_driver_symbol("cuMemGetAddressRange_v2");
+    if (fn == NULL)
+        return 0;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    xp_guard g = xp_guard_enter((uintptr_t)fn);
+    CUresult rc = fn(&base, &size, (CUdeviceptr)ptr);
+    xp_guard_leave(g);
+    return rc == CUDA_SUCCESS ? size : 0;
 }
 
 int xp_driver_mem_info(uint64_t *free_bytes, uint64_t *total_bytes)

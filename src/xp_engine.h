@@ -265,6 +265,17 @@ static inline void xp_record_free(const xp_scope *s, xp_api api, unsigned kinds,
 
 void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status);
 
+/* A change of the calling thread's current context (cuCtxCreate,
+ * cuCtxSetCurrent, cuCtxPushCurrent, cuCtxPopCurrent): on success the
+ * thread's current device becomes the context's, so that what follows is
+ * recorded on it; a failure is recorded like any failed call. */
+void xp_record_context(const xp_scope *s, xp_api api, int status);
+
+/* cuCtxDestroy: on success every allocation the driver no longer knows
+ * afterwards (what the context owned and took with it) is recorded as freed
+ * by this call, then as xp_record_context. */
+void xp_record_context_destroy(const xp_scope *s, xp_api api, int status);
+
 /* Any other hooked call: recorded only when it failed. */
 void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status);
 
@@ -283,6 +294,11 @@ void xp_engine_meta(const char *key, const char *value);
 /* An entry point of the libcuda.so.1 the process has loaded (never loading
  * one ourselves), NULL when none is loaded or it lacks `name`. */
 void *xp_driver_symbol(const char *name);
+
+/* The size of the allocation at ptr as the driver's cuMemGetAddressRange_v2
+ * answers it (no runtime state touched); 0 when it does not.  For what the
+ * profiler cannot know from the call (memory opened from another process). */
+uint64_t xp_driver_range_bytes(uint64_t ptr);
 
 /* The driver's cuMemGetInfo_v2 for the current context (no runtime state
  * touched): 0 on success. */

@@ -257,7 +257,13 @@ typedef enum xp_alloc_kind {
     /* A CUDA array (cudaMallocArray, cuArrayCreate, ...): device memory with
      * no address, ptr is the array handle (copies name it as their side). */
     XP_ALLOC_ARRAY = 8,
+    /* Device memory of another process opened here (cudaIpcOpenMemHandle):
+     * memory at an address, but the exporter's, never this process's to
+     * free (cudaIpcCloseMemHandle unmaps it). */
+    XP_ALLOC_IPC = 9,
 } xp_alloc_kind;
+/* The highest kind: readers refuse records with a higher one. */
+#define XP_ALLOC_KIND_MAX XP_ALLOC_IPC
 
 /* A successful or failed allocation.  Failed ones (status != 0) carry the
  * device's free and total memory at that moment when the failure was for

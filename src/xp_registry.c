@@ -205,6 +205,37 @@ bool xp_table_lookup(xp_table which, uint64_t addr, xp_range *out)
     }
 }
 
+/* First index whose base is >= addr (inside a read section). */
+static size_t lower_bound(const slot *slots, uint64_t addr, size_t n)
+{
+    return addr == 0 ? 0 : upper_bound(slots, addr - 1, n);
+}
+
+bool xp_table_next(xp_table which, uint64_t from, xp_range *out)
+{
+    const table *t = &tables[which];
+    const slot *slots = t->slots;
+    if (slots == NULL)
+        return false;
+    for (;;) {
+        uint64_t s0 = atomic_load_explicit(&t->seq, memory_order_acquire);
+        if (s0 & 1)
+            continue;
+        size_t n = atomic_load_explicit(&t->count, memory_order_relaxed);
+        bool found = false;
+        if (n <= REGISTRY_CAPACITY) {
+            size_t i = lower_bound(slots, from, n);
+            if (i < n) {
+                load_slot(slots, i, out);
+                found = true;
+            }
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&t->seq, memory_order_relaxed) == s0)
+            return found;
+    }
+}
+
 static void table_clear(table *t)
 {
     if (t->slots == NULL)

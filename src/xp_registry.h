@@ -38,6 +38,11 @@ bool xp_table_remove(xp_table t, uint64_t base, unsigned kinds, xp_range *out);
  * the copy hooks never wait for an allocation on another thread. */
 bool xp_table_lookup(xp_table t, uint64_t addr, xp_range *out);
 
+/* The first range whose base is at least `from` (lock-free, like
+ * xp_table_lookup): walks a table in address order without holding it.
+ * False past the last. */
+bool xp_table_next(xp_table t, uint64_t from, xp_range *out);
+
 /* The memory table, as most callers know it. */
 static inline bool xp_registry_add(const xp_range *r)
 {

@@ -147,7 +147,7 @@
 #define XP_ALLOC_KIND_SQL(t)                                                              \
     "CASE " t ".kind WHEN 1 THEN 'device' WHEN 2 THEN 'pinned' WHEN 3 THEN 'registered' " \
     "WHEN 4 THEN 'managed' WHEN 5 THEN 'reserved' WHEN 6 THEN 'physical' "                \
-    "WHEN 7 THEN 'mapped' WHEN 8 THEN 'array' END"
+    "WHEN 7 THEN 'mapped' WHEN 8 THEN 'array' WHEN 9 THEN 'ipc' END"
 /* The name of status `t`.status in the layer of api row a (cuda_error_names).
  * A subquery rather than a join: a query that does not read status_name never
  * runs it, and the plans of queries on the other columns stay as they were

@@ -94,7 +94,7 @@ static const char *xp_check_alloc(const xp_rec_alloc *r)
 {
     if (r->c.h.size != sizeof *r)
         return "size";
-    if (r->kind > XP_ALLOC_ARRAY)
+    if (r->kind > XP_ALLOC_KIND_MAX)
         return "enum out of range";
     if (r->c.status != 0)
         return NULL;
@@ -231,7 +231,7 @@ const char *xp_validate_record(const xp_rec_header *h)
     case XP_REC_FREE:
         if (h->size != sizeof(xp_rec_free))
             return "size";
-        return ((const xp_rec_free *)h)->kind > XP_ALLOC_ARRAY ? "enum out of range" : NULL;
+        return ((const xp_rec_free *)h)->kind > XP_ALLOC_KIND_MAX ? "enum out of range" : NULL;
     case XP_REC_SYNC: return xp_check_sync((const xp_rec_sync *)h);
     case XP_REC_CALL: return h->size == sizeof(xp_rec_call) ? NULL : "size";
     case XP_REC_STACK: return xp_check_stack((const xp_rec_stack *)h);

@@ -95,10 +95,11 @@ static const char *xp_kind_mask_name(uint64_t mask)
 /* An address range reserved (cuMemAddressReserve) is address space, and a
  * mapping (cuMemMap) points at physical memory (cuMemCreate) reported by its
  * own site: counting them too would report one segment three times, the
- * reservation (often many GiB of nothing) as the largest. */
+ * reservation (often many GiB of nothing) as the largest.  Memory opened
+ * from another process (cudaIpcOpenMemHandle) is that process's. */
 static bool xp_holds_memory(const struct xp_alloc *a)
 {
-    return a->kind != XP_AK_RESERVED && a->kind != XP_AK_MAPPED;
+    return a->kind != XP_AK_RESERVED && a->kind != XP_AK_MAPPED && a->kind != XP_AK_IPC;
 }
 
 /* Caching allocators by the frames that call CUDA for them: their segments

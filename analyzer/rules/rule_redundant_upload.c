@@ -67,7 +67,7 @@ static int xp_lifetimes_init(struct xp_lifetimes *L, const struct xp_process *p)
         return -1;
     for (size_t i = 0; i < p->n_allocs; i++)
         if (p->allocs[i].kind == XP_AK_DEVICE || p->allocs[i].kind == XP_AK_MAPPED ||
-            p->allocs[i].kind == XP_AK_MANAGED)
+            p->allocs[i].kind == XP_AK_MANAGED || p->allocs[i].kind == XP_AK_IPC)
             L->by_ptr[L->n++] = i;
     xp_sort_allocs = p->allocs;
     qsort(L->by_ptr, L->n, sizeof *L->by_ptr, xp_cmp_alloc_ptr);

@@ -12,6 +12,7 @@
 struct CUarray_st {
     CUDA_ARRAY3D_DESCRIPTOR desc;
     xpdrv_array_geom geom;
+    const void *owner;        /* the context that created it (xpsim_block.owner) */
     struct CUarray_st *next;
 };
 
@@ -76,9 +77,10 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d, const cha
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->desc = *d;
     a->geom.device = dev;
+    a->owner = xpdrv_current();
     if ((rc = geometry_of(d, &a->geom)) != CUDA_SUCCESS ||
         (rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, a->geom.bytes, XPSIM_BLOCK_ARRAY,
-                                 &a->geom.mem)) != CUDA_SUCCESS) {
+                                 a->owner, &a->geom.mem)) != CUDA_SUCCESS) {
         free(a);
         return rc;
     }
@@ -183,12 +185,12 @@ XPSIM_API CUresult cuArrayDestroy(CUarray h)
     return rc;
 }
 
-void xpdrv_arrays_drop(int device)
+void xpdrv_arrays_drop(CUcontext owner)
 {
     pthread_mutex_lock(&arrays_lock);
     for (struct CUarray_st **p = &arrays; *p != NULL;) {
         struct CUarray_st *a = *p;
-        if (a->geom.device == device) {
+        if (a->owner == owner) {
             *p = a->next;
             free(a);
         } else {

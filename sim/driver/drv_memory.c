@@ -49,6 +49,8 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out)
         out->view = v.view;
         return;
     }
+    if (xpdrv_ipc_lookup(addr, out))
+        return;
     xpsim_host_range r;
     if (xpsim_hostmem_lookup(addr, &r)) {
         out->kind = r.kind == XPSIM_HOST_MANAGED ? XPDRV_MEM_MANAGED : XPDRV_MEM_PINNED;
@@ -83,7 +85,10 @@ static CUresult alloc_device(CUdeviceptr *dptr, size_t bytes, xpsim_block_kind k
     /* A module's variables are the driver's own business, not a capture's. */
     if (kind != XPSIM_BLOCK_MODULE && (rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
-    rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, bytes, kind, dptr);
+    /* A module's variables belong to the device's primary context, where
+     * the runtime keeps them; the rest to the current context. */
+    const void *owner = kind == XPSIM_BLOCK_MODULE ? &xpdrv_device(dev)->primary : xpdrv_current();
+    rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, bytes, kind, owner, dptr);
     xpsim_debug("%s(%zu) on device %d -> %d %#llx", api, bytes, dev, (int)rc,
                 rc == CUDA_SUCCESS ? (unsigned long long)*dptr : 0ull);
     return rc;
@@ -152,8 +157,9 @@ XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         xpsim_debug("cuMemFree_v2(%#llx): not a device allocation", (unsigned long long)dptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead. */
-    if (info.origin == XPDRV_FROM_VMM || info.device < 0)
+    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead,
+     * opened IPC memory with cuIpcCloseMemHandle. */
+    if (info.origin == XPDRV_FROM_VMM || info.origin == XPDRV_FROM_IPC || info.device < 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (info.origin == XPDRV_FROM_POOL) {
         /* "This API will not perform any implicit synchronization when the
@@ -203,14 +209,15 @@ XPSIM_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CU
 
 /* Page-locked host memory comes from mmap: page aligned, like the driver's. */
 static CUresult alloc_host(void **pp, size_t bytes, xpsim_host_kind kind, unsigned int flags,
-                           int device)
+                           int device, const void *owner)
 {
     uint64_t mapped = page_round(bytes);
     void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
     xpsim_host_range r = {.base = (uint64_t)(uintptr_t)p, .size = bytes, .mapped = mapped,
-                          .kind = kind, .flags = flags, .device = device};
+                          .kind = kind, .flags = flags, .device = device,
+                          .owner = owner};
     CUresult rc = xpsim_hostmem_add(&r);
     if (rc != CUDA_SUCCESS) {
         munmap(p, mapped);
@@ -232,7 +239,7 @@ XPSIM_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags
         return rc;
     if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
-    rc = alloc_host(pp, bytesize, XPSIM_HOST_PINNED, Flags, -1);
+    rc = alloc_host(pp, bytesize, XPSIM_HOST_PINNED, Flags, -1, NULL);
     xpsim_debug("cuMemHostAlloc(%zu, %#x) -> %d %p", bytesize, Flags, (int)rc,
                 rc == CUDA_SUCCESS ? *pp : NULL);
     return rc;
@@ -279,7 +286,7 @@ XPSIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigne
     if ((rc = xpsim_capture_unsafe()) != CUDA_SUCCESS)
         return rc;
     void *p;
-    rc = alloc_host(&p, bytesize, XPSIM_HOST_MANAGED, flags, dev);
+    rc = alloc_host(&p, bytesize, XPSIM_HOST_MANAGED, flags, dev, xpdrv_current());
     if (rc == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)(uintptr_t)p;
     xpsim_debug("cuMemAllocManaged(%zu) -> %d %p", bytesize, (int)rc, rc == CUDA_SUCCESS ? p : NULL);

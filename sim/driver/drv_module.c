@@ -20,6 +20,11 @@ struct CUmod_st {
 struct CUfunc_st {
     unsigned int magic;
     struct CUmod_st *module;
+    /* What cuFuncSetAttribute may change: the dynamic shared memory a launch
+     * may ask for (48 KiB until the function opts in to more) and the
+     * preferred shared memory carveout (-1: none). */
+    int max_dynamic_smem;
+    int carveout;
     char name[];
 };
 
@@ -68,6 +73,8 @@ XPSIM_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const c
         return CUDA_ERROR_OUT_OF_MEMORY;
     f->magic = FUNCTION_MAGIC;
     f->module = hmod;
+    f->max_dynamic_smem = XPDRV_FUNC_DEFAULT_DYNAMIC_SMEM;
+    f->carveout = -1;
     memcpy(f->name, name, n + 1);
     *hfunc = f;
     return CUDA_SUCCESS;
@@ -84,6 +91,8 @@ XPSIM_API CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfu
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = hfunc->max_dynamic_smem; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = hfunc->carveout; break;
     default: *pi = 0; break;
     }
     return CUDA_SUCCESS;
@@ -100,6 +109,40 @@ static CUresult check_launch(CUfunction f, unsigned int gx, unsigned int gy, uns
         bx > 1024 || by > 1024 || bz > 64 || (uint64_t)bx * by * bz > 1024 || shmem > 232448)
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
+}
+
+/* The two limits a function sets for itself, checked against the device's
+ * (a function has no static shared memory: all of the opt-in maximum may be
+ * dynamic); the cluster settings are accepted and have no effect. */
+XPSIM_API CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+    if (hfunc == NULL || hfunc->magic != FUNCTION_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > XPDRV_SMEM_PER_BLOCK_OPTIN)
+            return CUDA_ERROR_INVALID_VALUE;
+        hfunc->max_dynamic_smem = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return CUDA_ERROR_INVALID_VALUE;
+        hfunc->carveout = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+bool xpdrv_func_valid(CUfunction f)
+{
+    return f != NULL && f->magic == FUNCTION_MAGIC;
 }
 
 static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

@@ -215,7 +215,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, 
     int dev = pool ? pool_device(pool) : xpsim_stream_device(s);
     if (dev < 0 || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, bytes, XPSIM_BLOCK_POOL, dptr);
+    rc = xpsim_devmem_alloc(&xpdrv_device(dev)->mem, bytes, XPSIM_BLOCK_POOL, NULL, dptr);
     if (rc == CUDA_SUCCESS)
         account(dev, (bytes + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1), true);
     xpsim_debug("%s(%zu) on device %d stream %p -> %d %#llx", api, bytes, dev, (void *)s, (int)rc,
@@ -277,7 +277,7 @@ static CUresult free_async(CUdeviceptr dptr, CUstream h, bool ptds)
     xpdrv_ptr info;
     xpdrv_classify(dptr, &info);
     if (info.kind != XPDRV_MEM_DEVICE || info.base != dptr || info.origin == XPDRV_FROM_VMM ||
-        info.device < 0)
+        info.origin == XPDRV_FROM_IPC || info.device < 0)
         return CUDA_ERROR_INVALID_VALUE;
     async_free *f = malloc(sizeof *f);
     if (f == NULL)

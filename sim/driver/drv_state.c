@@ -47,6 +47,8 @@ static void do_init(void)
         devices[i].physical = cfg->visible[i];
         xpsim_device_uuid(cfg->visible[i], cfg->hostname, devices[i].uuid);
         devices[i].primary.device = i;
+        devices[i].primary.primary = true;
+        devices[i].primary.id = (unsigned long long)i + 1;
         if (xpsim_devmem_init(&devices[i].mem, i, cfg->memory_bytes) != CUDA_SUCCESS) {
             fprintf(stderr, "xferprof-sim: cannot reserve %llu bytes of address space for device %d\n",
                     (unsigned long long)cfg->memory_bytes, i);
@@ -106,6 +108,9 @@ CUresult xpdrv_enter(int *out_device)
         return rc;
     if (ctx_depth == 0 || ctx_stack[ctx_depth - 1] == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
+    /* Destroyed by another thread while current here, as cuda.h describes. */
+    if (atomic_load(&ctx_stack[ctx_depth - 1]->destroyed))
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     int dev = ctx_stack[ctx_depth - 1]->device;
     rc = xpsim_device_sticky_error(dev);
     if (rc != CUDA_SUCCESS)
@@ -119,12 +124,28 @@ uint64_t xpdrv_next_launch_number(void)
     return atomic_fetch_add(&launch_counter, 1) + 1;
 }
 
+CUcontext xpdrv_current(void)
+{
+    return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+}
+
 static bool valid_context(CUcontext ctx)
 {
-    for (int i = 0; i < device_count; i++)
-        if (ctx == &devices[i].primary)
-            return true;
-    return false;
+    return xpdrv_ctx_valid(ctx);
+}
+
+CUresult xpdrv_ctx_push(CUcontext ctx)
+{
+    if (ctx_depth == CTX_STACK_DEPTH)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx_stack[ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+void xpdrv_ctx_pop_if_current(CUcontext ctx)
+{
+    if (ctx_depth > 0 && ctx_stack[ctx_depth - 1] == ctx)
+        ctx_depth--;
 }
 
 XPSIM_API CUresult cuDriverGetVersion(int *driverVersion)
@@ -258,7 +279,9 @@ static bool device_attribute(CUdevice_attribute attrib, CUdevice dev, int *out)
     case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: *out = 1; break;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *out = 1; break;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *out = 1; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *out = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        *out = XPDRV_SMEM_PER_BLOCK_OPTIN;
+        break;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: *out = 1; break;
@@ -317,9 +340,10 @@ XPSIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     /* Destroys what the context owned: pending work is finished, device and
      * managed memory is freed, and a sticky error is cleared. */
     xpsim_device_reset(dev);
-    xpdrv_arrays_drop(dev);
-    xpsim_devmem_free_all(&devices[dev].mem);
-    xpsim_hostmem_drop_managed(dev);
+    xpdrv_ctx_free_resources(&devices[dev].primary);
+    /* Peer access from this device goes with the context ("until ... either
+     * device is reset": access to it from others is not tracked apart). */
+    atomic_store(&devices[dev].primary.peers, 0);
     pthread_mutex_lock(&primary_lock);
     devices[dev].primary_refs = 0;
     pthread_mutex_unlock(&primary_lock);
@@ -383,10 +407,7 @@ XPSIM_API CUresult cuCtxPushCurrent_v2(CUcontext ctx)
         return rc;
     if (!valid_context(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx_depth == CTX_STACK_DEPTH)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    ctx_stack[ctx_depth++] = ctx;
-    return CUDA_SUCCESS;
+    return xpdrv_ctx_push(ctx);
 }
 
 XPSIM_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx)

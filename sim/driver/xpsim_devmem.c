@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Device ranges start on a 2 MiB boundary, like the driver's VA reservations,
@@ -22,6 +24,7 @@ CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity)
     memset(dm, 0, sizeof *dm);
     dm->device = device;
     dm->phys_fd = -1;
+    dm->shadow_fd = -1;
     dm->capacity = (capacity + XPSIM_DEVMEM_ALIGN - 1) & ~(uint64_t)(XPSIM_DEVMEM_ALIGN - 1);
     /* The device view is never accessible from the host: a program that
      * dereferences a device pointer crashes, as it does on a real GPU.  Over-
@@ -62,10 +65,13 @@ void xpsim_devmem_fini(xpsim_devmem *dm)
     munmap((void *)(uintptr_t)dm->base, dm->capacity);
     if (dm->phys_fd >= 0)
         close(dm->phys_fd);
+    if (dm->shadow_fd >= 0)
+        close(dm->shadow_fd);
     free(dm->blocks);
     pthread_rwlock_destroy(&dm->lock);
     memset(dm, 0, sizeof *dm);
     dm->phys_fd = -1;
+    dm->shadow_fd = -1;
 }
 
 /* Index of the block containing offset (blocks tile the range). */
@@ -107,7 +113,7 @@ static void remove_at(xpsim_devmem *dm, size_t index)
 /* First fit of `bytes` at an `align`-aligned offset (align: a power of two,
  * at least XPSIM_DEVMEM_ALIGN); lock held. */
 static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
-                             xpsim_block_kind kind, CUdeviceptr *out_ptr)
+                             xpsim_block_kind kind, const void *owner, CUdeviceptr *out_ptr)
 {
     if (bytes == 0 || bytes > dm->capacity)
         return bytes == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
@@ -137,6 +143,7 @@ static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
             b->size = need;
         }
         b->kind = kind;
+        b->owner = owner;
         b->requested = bytes;
         dm->used += need;
         *out_ptr = (CUdeviceptr)(dm->base + b->offset);
@@ -146,10 +153,59 @@ static CUresult alloc_locked(xpsim_devmem *dm, uint64_t bytes, uint64_t align,
 }
 
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
-                            CUdeviceptr *out_ptr)
+                            const void *owner, CUdeviceptr *out_ptr)
 {
     pthread_rwlock_wrlock(&dm->lock);
-    CUresult rc = alloc_locked(dm, bytes, XPSIM_DEVMEM_ALIGN, kind, out_ptr);
+    CUresult rc = alloc_locked(dm, bytes, XPSIM_DEVMEM_ALIGN, kind, owner, out_ptr);
+    pthread_rwlock_unlock(&dm->lock);
+    return rc;
+}
+
+CUresult xpsim_devmem_share(xpsim_devmem *dm, int *out_fd)
+{
+    CUresult rc = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&dm->lock);
+    if (dm->shadow_fd < 0) {
+        /* A file as large as the device: refused rather than killed by
+         * SIGXFSZ where the file size limit is lower. */
+        struct rlimit fsize;
+        int fd = getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+                         (fsize.rlim_cur == RLIM_INFINITY || fsize.rlim_cur >= dm->capacity)
+                     ? memfd_create("xpsim-device", MFD_CLOEXEC)
+                     : -1;
+        unsigned char *file = MAP_FAILED;
+        if (fd >= 0 && ftruncate(fd, (off_t)dm->capacity) == 0)
+            file = mmap(NULL, dm->capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                        fd, 0);
+        if (file == MAP_FAILED) {
+            rc = CUDA_ERROR_NOT_SUPPORTED;
+        } else {
+            /* Every block that holds bytes, whole pages (the file is sparse
+             * elsewhere); then the file replaces the shadow in one step. */
+            uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+            for (size_t i = 0; i < dm->count; i++) {
+                const xpsim_block *b = &dm->blocks[i];
+                if (b->kind == XPSIM_BLOCK_FREE || b->kind == XPSIM_BLOCK_PHYSICAL)
+                    continue;
+                uint64_t start = b->offset & ~(page - 1);
+                uint64_t end = (b->offset + b->size + page - 1) & ~(page - 1);
+                memcpy(file + start, dm->shadow + start, end - start);
+            }
+            munmap(file, dm->capacity);
+            if (mmap(dm->shadow, dm->capacity, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) == MAP_FAILED)
+                rc = CUDA_ERROR_NOT_SUPPORTED;
+        }
+        struct stat st;
+        if (rc == CUDA_SUCCESS && fstat(fd, &st) == 0) {
+            dm->shadow_fd = fd;
+            dm->shadow_ino = (uint64_t)st.st_ino;
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    if (rc == CUDA_SUCCESS)
+        *out_fd = dm->shadow_fd;
     pthread_rwlock_unlock(&dm->lock);
     return rc;
 }
@@ -171,7 +227,7 @@ CUresult xpsim_devmem_alloc_physical(xpsim_devmem *dm, uint64_t bytes, uint64_t 
             rc = CUDA_ERROR_NOT_SUPPORTED;
     }
     if (rc == CUDA_SUCCESS)
-        rc = alloc_locked(dm, bytes, align, XPSIM_BLOCK_PHYSICAL, out_ptr);
+        rc = alloc_locked(dm, bytes, align, XPSIM_BLOCK_PHYSICAL, NULL, out_ptr);
     if (rc == CUDA_SUCCESS)
         *out_fd = dm->phys_fd;
     pthread_rwlock_unlock(&dm->lock);
@@ -192,10 +248,13 @@ static void release_block(xpsim_devmem *dm, size_t i)
         if (b->kind == XPSIM_BLOCK_PHYSICAL)
             (void)fallocate(dm->phys_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                             (off_t)start, (off_t)(end - start));
+        else if (dm->shadow_fd >= 0)   /* shared (xpsim_devmem_share): drop the file's pages */
+            madvise(dm->shadow + start, end - start, MADV_REMOVE);
         else
             madvise(dm->shadow + start, end - start, MADV_DONTNEED);
     }
     b->kind = XPSIM_BLOCK_FREE;
+    b->owner = NULL;
     b->requested = 0;
     if (i + 1 < dm->count && dm->blocks[i + 1].kind == XPSIM_BLOCK_FREE) {
         b->size += dm->blocks[i + 1].size;
@@ -262,14 +321,15 @@ CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
     return rc;
 }
 
-void xpsim_devmem_free_all(xpsim_devmem *dm)
+void xpsim_devmem_free_owned(xpsim_devmem *dm, const void *owner)
 {
     pthread_rwlock_wrlock(&dm->lock);
     /* Downwards: release_block merges block i only with i - 1 and i + 1, so
      * the blocks below i keep their indices. */
     for (size_t i = dm->count; i-- > 0;) {
         xpsim_block_kind k = dm->blocks[i].kind;
-        if (k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE || k == XPSIM_BLOCK_ARRAY)
+        if ((k == XPSIM_BLOCK_ALLOC || k == XPSIM_BLOCK_MODULE || k == XPSIM_BLOCK_ARRAY) &&
+            dm->blocks[i].owner == owner)
             release_block(dm, i);
     }
     pthread_rwlock_unlock(&dm->lock);

@@ -34,6 +34,10 @@ typedef struct xpsim_block {
     uint64_t size;            /* rounded to XPSIM_DEVMEM_ALIGN */
     uint64_t requested;       /* what the caller asked for */
     xpsim_block_kind kind;
+    /* The context that allocated an ALLOC, MODULE or ARRAY block (its
+     * CUcontext), which frees it when destroyed or reset; NULL for the
+     * others, which belong to the device. */
+    const void *owner;
 } xpsim_block;
 
 typedef struct xpsim_devmem {
@@ -41,6 +45,12 @@ typedef struct xpsim_devmem {
     uint64_t base;            /* device addresses: PROT_NONE, so host access faults */
     uint64_t capacity;
     unsigned char *shadow;    /* where the bytes of [base, base+capacity) live */
+    /* The memory file the shadow maps (offset = address - base) once an
+     * allocation was exported to another process (xpsim_devmem_share);
+     * -1 while the shadow is anonymous memory, as it is until then. */
+    int shadow_fd;
+    uint64_t shadow_ino;      /* the file's inode: the descriptor may have been closed
+                                 by the program since, and its number reused */
     /* PHYSICAL blocks keep their bytes at the same offsets of a memory file
      * instead, so that they can be mapped wherever a program maps them
      * (cuMemMap); created by the first such allocation, -1 until then. */
@@ -56,10 +66,19 @@ typedef struct xpsim_devmem {
 CUresult xpsim_devmem_init(xpsim_devmem *dm, int device, uint64_t capacity);
 void xpsim_devmem_fini(xpsim_devmem *dm);
 
-/* First fit.  CUDA_ERROR_OUT_OF_MEMORY when no free block is large enough,
- * even if the free bytes in total would be. */
+/* First fit, owned by `owner` (xpsim_block.owner).  CUDA_ERROR_OUT_OF_MEMORY
+ * when no free block is large enough, even if the free bytes in total would be. */
 CUresult xpsim_devmem_alloc(xpsim_devmem *dm, uint64_t bytes, xpsim_block_kind kind,
-                            CUdeviceptr *out_ptr);
+                            const void *owner, CUdeviceptr *out_ptr);
+
+/* Makes the shadow a memory file other processes can map (cuIpcGetMemHandle):
+ * on the first call the bytes of every allocation move into a new file that
+ * then replaces the anonymous shadow, and its descriptor is kept from then on
+ * (a process that exports nothing holds none).  The caller has let the
+ * device's queued work finish; a host thread writing device memory right
+ * then may lose its bytes.  *out_fd: the file.  CUDA_ERROR_NOT_SUPPORTED
+ * without memfd, or where the file size limit is below the capacity. */
+CUresult xpsim_devmem_share(xpsim_devmem *dm, int *out_fd);
 
 /* cuMemCreate's backing store: bytes (a multiple of align, a power of two
  * no smaller than the host page) at an align-aligned offset, counted as used
@@ -86,11 +105,12 @@ CUresult xpsim_devmem_release(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
 CUresult xpsim_devmem_retag(xpsim_devmem *dm, CUdeviceptr ptr, unsigned kinds,
                             xpsim_block_kind to, xpsim_block_kind *out_old, uint64_t *out_size);
 
-/* Frees what a context owns (context reset): ALLOC, MODULE and ARRAY blocks.  Pool
- * and physical allocations belong to the device, not to a context, and stay
- * (cuda.h: cuCtxDestroy "will not destroy memory allocations by cuMemCreate(),
- * cuMemAllocAsync() and cuMemAllocFromPoolAsync()"). */
-void xpsim_devmem_free_all(xpsim_devmem *dm);
+/* Frees what the context `owner` owns (context reset or destroy): its ALLOC,
+ * MODULE and ARRAY blocks.  Pool and physical allocations belong to the
+ * device, not to a context, and stay (cuda.h: cuCtxDestroy "will not destroy
+ * memory allocations by cuMemCreate(), cuMemAllocAsync() and
+ * cuMemAllocFromPoolAsync()"). */
+void xpsim_devmem_free_owned(xpsim_devmem *dm, const void *owner);
 
 static inline bool xpsim_devmem_in_range(const xpsim_devmem *dm, uint64_t addr)
 {

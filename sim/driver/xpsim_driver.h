@@ -4,6 +4,7 @@
 #define XPSIM_DRIVER_H
 
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,10 +16,19 @@
 /* Exported entry points: everything else is hidden (-fvisibility=hidden). */
 #define XPSIM_API __attribute__((visibility("default")))
 
-/* The driver has one (primary) context per device; CUcontext handles point
- * at these. */
+/* A context: each device's primary one (xpsim_device.primary, never freed)
+ * and those cuCtxCreate makes (drv_context.c).  CUcontext handles point at
+ * these. */
 struct CUctx_st {
     int device;
+    bool primary;
+    unsigned int flags;       /* cuCtxCreate's CU_CTX_* (primary: xpsim_device.primary_flags) */
+    unsigned long long id;    /* cuCtxGetId: unique in the process */
+    atomic_bool destroyed;    /* cuCtxDestroy'd: still current elsewhere, unusable */
+    /* Devices whose memory this context may access (cuCtxEnablePeerAccess),
+     * a bit per ordinal. */
+    _Atomic uint32_t peers;
+    struct CUctx_st *next;    /* the list of created contexts (drv_context.c) */
 };
 
 typedef struct xpsim_device {
@@ -52,6 +62,24 @@ CUresult xpdrv_check_init(void);
  * sticky error.  Every call that acts on a context starts with this. */
 CUresult xpdrv_enter(int *out_device);
 
+/* The calling thread's current context (NULL if none); after xpdrv_enter
+ * succeeded, that of its device. */
+CUcontext xpdrv_current(void);
+
+/* A live context: a device's primary one, or a created one not destroyed. */
+bool xpdrv_ctx_valid(CUcontext ctx);
+
+/* Pushes ctx on the calling thread's context stack (cuCtxPushCurrent). */
+CUresult xpdrv_ctx_push(CUcontext ctx);
+
+/* Pops ctx off the calling thread's stack if it is on top (cuCtxDestroy of
+ * the current context). */
+void xpdrv_ctx_pop_if_current(CUcontext ctx);
+
+/* Frees what the context owns (reset or destroy): its device memory, arrays
+ * and managed memory, after the device's queued work. */
+void xpdrv_ctx_free_resources(CUcontext ctx);
+
 /* Valid CUdevice ordinal?  (after init) */
 CUresult xpdrv_check_device(CUdevice dev);
 
@@ -69,6 +97,8 @@ typedef enum xpdrv_origin {
     XPDRV_FROM_POOL,          /* DEVICE: cuMemAllocAsync / cuMemAllocFromPoolAsync */
     XPDRV_FROM_VMM,           /* DEVICE: a cuMemMap mapping; DEVICE_HOLE: inside a
                                  cuMemAddressReserve range but not mapped there */
+    XPDRV_FROM_IPC,           /* DEVICE: another process's allocation, opened with
+                                 cuIpcOpenMemHandle (drv_ipc.c) */
 } xpdrv_origin;
 
 typedef struct xpdrv_ptr {
@@ -86,10 +116,14 @@ typedef struct xpdrv_ptr {
     /* DEVICE: CU_MEM_ACCESS_FLAGS_PROT_* the memory's own device has to it
      * (READWRITE except for VMM mappings, which start with none). */
     unsigned int access;
-    unsigned char *view;      /* VMM: where the host sees base; NULL otherwise */
+    unsigned char *view;      /* VMM, IPC: where the host sees base; NULL otherwise */
 } xpdrv_ptr;
 
 void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
+
+/* addr in memory opened with cuIpcOpenMemHandle: fills *out (a DEVICE
+ * range with its view) and answers true. */
+bool xpdrv_ipc_lookup(uint64_t addr, xpdrv_ptr *out);
 
 /* Host-accessible address of the byte at addr (shadow for device memory, the
  * physical allocation's bytes for a VMM mapping). */
@@ -121,9 +155,18 @@ typedef struct xpdrv_array_geom {
 /* The live array h's memory; false for a handle that names none. */
 bool xpdrv_array_get(CUarray h, xpdrv_array_geom *out);
 
-/* Forgets the arrays of device (its context was reset: their memory is
- * gone with the rest). */
-void xpdrv_arrays_drop(int device);
+/* Forgets the arrays the context owner created (it was reset or destroyed:
+ * their memory is gone with the rest). */
+void xpdrv_arrays_drop(CUcontext owner);
+
+/* A function's dynamic shared memory limit until cuFuncSetAttribute raises
+ * it, and the most it may be raised to (the device's opt-in maximum per
+ * block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). */
+#define XPDRV_FUNC_DEFAULT_DYNAMIC_SMEM 49152
+#define XPDRV_SMEM_PER_BLOCK_OPTIN 232448
+
+/* A CUfunction cuModuleGetFunction handed out (drv_module.c). */
+bool xpdrv_func_valid(CUfunction f);
 
 /* Called by the generated weak stubs of unimplemented entry points. */
 int xpdrv_unsupported(const char *name);

@@ -82,12 +82,12 @@ bool xpsim_hostmem_lookup(uint64_t addr, xpsim_host_range *out_range)
     return found;
 }
 
-void xpsim_hostmem_drop_managed(int device)
+void xpsim_hostmem_drop_managed(const void *owner)
 {
     pthread_rwlock_wrlock(&table_lock);
     size_t out = 0;
     for (size_t i = 0; i < table_count; i++) {
-        if (table[i].kind == XPSIM_HOST_MANAGED && table[i].device == device)
+        if (table[i].kind == XPSIM_HOST_MANAGED && table[i].owner == owner)
             munmap((void *)(uintptr_t)table[i].base, table[i].mapped);
         else
             table[out++] = table[i];

@@ -20,6 +20,7 @@ typedef struct xpsim_host_range {
     xpsim_host_kind kind;
     unsigned int flags;       /* CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* / CU_MEM_ATTACH_* */
     int device;               /* managed: the device it was allocated for */
+    const void *owner;        /* managed: the context that allocated it (its CUcontext) */
 } xpsim_host_range;
 
 /* Adds a range.  CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED if it overlaps a
@@ -32,7 +33,8 @@ bool xpsim_hostmem_remove(uint64_t base, xpsim_host_kind kind, xpsim_host_range 
 /* The range containing addr; false if addr is ordinary pageable memory. */
 bool xpsim_hostmem_lookup(uint64_t addr, xpsim_host_range *out_range);
 
-/* Drops the managed ranges of a device (context reset), unmapping them. */
-void xpsim_hostmem_drop_managed(int device);
+/* Drops the managed ranges the context `owner` allocated (context reset or
+ * destroy), unmapping them. */
+void xpsim_hostmem_drop_managed(const void *owner);
 
 #endif

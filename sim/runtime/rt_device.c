@@ -167,22 +167,6 @@ XPRT_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int devic
     return xprt_result_cu(XPRT_CALL(d, cuDeviceGetPCIBusId, pciBusId, len, (CUdevice)device));
 }
 
-XPRT_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
-{
-    if (canAccessPeer == NULL)
-        return xprt_result(cudaErrorInvalidValue);
-    cudaError_t e = init_device(device);
-    if (e == cudaSuccess)
-        e = init_device(peerDevice);
-    if (e != cudaSuccess)
-        return xprt_result(e);
-    /* No: the simulator has no peer mappings (cudaDeviceEnablePeerAccess is
-     * "not supported"), and a program told so copies with cudaMemcpyPeer,
-     * staged through the host as CUDA does without peer access. */
-    *canAccessPeer = 0;
-    return cudaSuccess;
-}
-
 XPRT_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     const xprt_drv *d;

@@ -132,6 +132,15 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuDevicePrimaryCtxReset, PFN_cuDevicePrimaryCtxReset_v11000)          \
     X(cuDevicePrimaryCtxSetFlags, PFN_cuDevicePrimaryCtxSetFlags_v11000)    \
     X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                           \
+    X(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000)                           \
+    X(cuCtxGetDevice, PFN_cuCtxGetDevice_v2000)                             \
+    X(cuDeviceCanAccessPeer, PFN_cuDeviceCanAccessPeer_v4000)               \
+    X(cuDeviceGetP2PAttribute, PFN_cuDeviceGetP2PAttribute_v8000)           \
+    X(cuCtxEnablePeerAccess, PFN_cuCtxEnablePeerAccess_v4000)               \
+    X(cuCtxDisablePeerAccess, PFN_cuCtxDisablePeerAccess_v4000)             \
+    X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                       \
+    X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                    \
+    X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                   \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
@@ -204,6 +213,11 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                         \
     X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                   \
     X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020)                     \
+    X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000)                     \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                 \
+      PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000)       \
+    X(cuOccupancyAvailableDynamicSMemPerBlock,                              \
+      PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020)                   \
     X(cuLaunchKernel, PFN_cuLaunchKernel_v4000)                             \
     X(cuStreamBeginCapture, PFN_cuStreamBeginCapture_v10010)                \
     X(cuStreamEndCapture, PFN_cuStreamEndCapture_v10000)                    \
@@ -278,7 +292,10 @@ const xprt_drv *xprt_table(xprt_api api);
 __typeof__(cuGetProcAddress_v2) *xprt_get_proc_address(void);
 
 /* Entry of every API call that uses the driver: initializes, makes the calling
- * thread's device's primary context current, and returns the table. */
+ * thread's device's primary context current, and returns the table.  A
+ * context the program made current through the driver API (cuCtxCreate,
+ * cuCtxSetCurrent, cuCtxPushCurrent) is used instead, as NVIDIA's runtime
+ * does. */
 cudaError_t xprt_enter(xprt_api api, const xprt_drv **out);
 
 /* Makes dev's primary context current on the calling thread (retaining it the
@@ -289,6 +306,8 @@ cudaError_t xprt_use_device(int dev, CUcontext *out_ctx);
 cudaError_t xprt_primary_ctx(int dev, CUcontext *out_ctx);
 
 int xprt_device_count(void);
+/* cudaSetDevice's device, or the device of the context the program made
+ * current through the driver API. */
 int xprt_current_device(void);
 void xprt_set_current_device(int dev);
 
@@ -398,6 +417,11 @@ cudaError_t xprt_symbol_at(const xprt_drv *d, const void *symbol, size_t count, 
 /* Bytes of one element of array a; cudaErrorInvalidResourceHandle when a
  * names no array. */
 cudaError_t xprt_array_elem(const xprt_drv *d, cudaArray_const_t a, size_t *out);
+
+/* The driver function behind a registered kernel (its host stub `func`),
+ * after entering as xprt_enter does; cudaErrorInvalidDeviceFunction when
+ * func is no kernel. */
+cudaError_t xprt_func_handle(const void *func, const xprt_drv **d, CUfunction *out);
 
 /* ---- rt_fatbin.c --------------------------------------------------------- */
 

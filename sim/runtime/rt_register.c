@@ -719,6 +719,13 @@ static cudaError_t enter_func(const void *func, const xprt_drv **d, xprt_func **
     return *out != NULL ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 
+cudaError_t xprt_func_handle(const void *func, const xprt_drv **d, CUfunction *out)
+{
+    xprt_func *f;
+    cudaError_t e = enter_func(func, d, &f);
+    return e == cudaSuccess ? get_function(*d, f, out) : e;
+}
+
 static int func_attr(const xprt_drv *d, CUfunction fn, CUfunction_attribute attr, int fallback)
 {
     int value = 0;
@@ -730,11 +737,8 @@ XPRT_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, c
     if (attr == NULL)
         return xprt_result(cudaErrorInvalidValue);
     const xprt_drv *d;
-    xprt_func *f;
-    cudaError_t e = enter_func(func, &d, &f);
     CUfunction fn = NULL;
-    if (e == cudaSuccess)
-        e = get_function(d, f, &fn);
+    cudaError_t e = xprt_func_handle(func, &d, &fn);
     if (e != cudaSuccess)
         return xprt_result(e);
     /* What the driver knows, else what a small kernel of the device's
@@ -772,7 +776,17 @@ XPRT_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttr
         return xprt_result(e);
     if ((int)attr < 0 || attr >= cudaFuncAttributeMax)
         return xprt_result(cudaErrorInvalidValue);
-    /* Nothing executes, so limits a kernel raises for itself change nothing. */
+    /* The limits the occupancy calculator reads are the driver's (the
+     * values coincide); nothing executes, so the others change nothing. */
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize ||
+        attr == cudaFuncAttributePreferredSharedMemoryCarveout) {
+        CUfunction fn = NULL;
+        e = get_function(d, f, &fn);
+        if (e == cudaSuccess)
+            e = xprt_map_error(XPRT_CALL(d, cuFuncSetAttribute, fn, (CUfunction_attribute)attr,
+                                         value));
+        return xprt_result(e);
+    }
     xpsim_debug("cudart: cudaFuncSetAttribute(%s, %d, %d) accepted", f->name, (int)attr, value);
     return cudaSuccess;
 }
@@ -814,11 +828,8 @@ XPRT_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const v
     if (functionPtr == NULL)
         return xprt_result(cudaErrorInvalidValue);
     const xprt_drv *d;
-    xprt_func *f;
-    cudaError_t e = enter_func(symbolPtr, &d, &f);
     CUfunction fn = NULL;
-    if (e == cudaSuccess)
-        e = get_function(d, f, &fn);
+    cudaError_t e = xprt_func_handle(symbolPtr, &d, &fn);
     if (e == cudaSuccess)
         *functionPtr = (cudaFunction_t)fn;
     return xprt_result(e);

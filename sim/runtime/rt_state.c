@@ -173,12 +173,34 @@ typedef struct thread_state {
     int device;                  /* cudaSetDevice; 0 until then */
     int ctx_device;              /* whose primary context is current here, -1 none */
     unsigned ctx_generation;     /* of that device when it was made current */
+    CUcontext ctx;               /* the context the runtime made current last */
 } thread_state;
 
 static _Thread_local thread_state t_state = {.device = 0, .ctx_device = -1};
 
+/* The calling thread's current context, as the driver says (NULL: none,
+ * or the driver is not loaded). */
+static CUcontext driver_current(void)
+{
+    CUcontext cur = NULL;
+    if (XPRT_CALL(&g_tables[XPRT_LEGACY], cuCtxGetCurrent, &cur) != CUDA_SUCCESS)
+        cur = NULL;
+    return cur;
+}
+
+/* A context current on this thread that the runtime did not make current:
+ * the program's own, through the driver API. */
+static bool foreign_context(CUcontext cur)
+{
+    return cur != NULL && cur != t_state.ctx;
+}
+
 int xprt_current_device(void)
 {
+    CUdevice dev;
+    if (foreign_context(driver_current()) &&
+        XPRT_CALL(&g_tables[XPRT_LEGACY], cuCtxGetDevice, &dev) == CUDA_SUCCESS)
+        return dev;
     return t_state.device;
 }
 
@@ -190,6 +212,10 @@ void xprt_set_current_device(int dev)
 cudaError_t xprt_use_device(int dev, CUcontext *out_ctx)
 {
     unsigned gen = xprt_device_generation(dev);
+    /* The program may have changed the current context through the driver
+     * since (cuCtxPopCurrent, cuCtxSetCurrent): make ours current again. */
+    if (driver_current() != t_state.ctx)
+        t_state.ctx_device = -1;
     if (t_state.ctx_device == dev && t_state.ctx_generation == gen && out_ctx == NULL)
         return cudaSuccess;
     CUcontext ctx;
@@ -202,6 +228,7 @@ cudaError_t xprt_use_device(int dev, CUcontext *out_ctx)
             return xprt_map_error(r);
         t_state.ctx_device = dev;
         t_state.ctx_generation = gen;
+        t_state.ctx = ctx;
     }
     if (out_ctx != NULL)
         *out_ctx = ctx;
@@ -214,6 +241,8 @@ cudaError_t xprt_enter(xprt_api api, const xprt_drv **out)
     if (e != cudaSuccess)
         return e;
     *out = xprt_table(api);
+    if (foreign_context(driver_current()))
+        return cudaSuccess;
     int dev = t_state.device;
     if (dev >= g_device_count)
         return cudaErrorInvalidDevice;

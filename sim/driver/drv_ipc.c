@@ -1,0 +1,219 @@
+/* drv_ipc.c: device memory shared between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle) through a memory file behind the device's shadow (xpsim_devmem_share). */
+#include "xpsim_driver.h"
+#include "xpsim_stream.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IPC_MAGIC 0x58504950u   /* "XPIP" */
+
+/* What a CUipcMemHandle (64 opaque bytes) holds: where the exporting
+ * process keeps the allocation's bytes, in a file any process of the same
+ * user can open as /proc/PID/fd/FD. */
+typedef struct ipc_handle {
+    uint32_t magic;
+    int32_t pid;
+    int32_t fd;
+    int32_t device;           /* the exporter's ordinal, for the record */
+    uint64_t offset;          /* of the allocation in the file */
+    uint64_t size;            /* bytes the allocation was asked for */
+    uint64_t ino;             /* the file's inode: FD must still name it */
+} ipc_handle;
+_Static_assert(sizeof(ipc_handle) <= sizeof(CUipcMemHandle), "fits CUipcMemHandle");
+
+/* Memory this process opened: reserved address space (PROT_NONE, as a
+ * device's range: a host dereference crashes) and, beside it, the
+ * exporter's pages mapped shared, where the simulator reads and writes. */
+typedef struct ipc_open {
+    ipc_handle h;
+    int device;               /* the importing context's */
+    uint64_t base;            /* the device pointer handed out */
+    unsigned char *view;      /* where the host sees base */
+    void *reserved, *mapped;  /* the two mappings, page aligned */
+    size_t len;
+    unsigned refs;            /* opens not yet closed */
+    struct ipc_open *next;
+} ipc_open;
+
+/* Guards the list of opened handles (usually empty: lookups are cheap). */
+static pthread_rwlock_t ipc_lock = PTHREAD_RWLOCK_INITIALIZER;
+static ipc_open *opened;
+
+bool xpdrv_ipc_lookup(uint64_t addr, xpdrv_ptr *out)
+{
+    bool found = false;
+    pthread_rwlock_rdlock(&ipc_lock);
+    for (const ipc_open *o = opened; o != NULL && !found; o = o->next) {
+        if (addr - o->base < o->h.size) {
+            out->kind = XPDRV_MEM_DEVICE;
+            out->device = o->device;
+            out->base = o->base;
+            out->size = o->h.size;
+            out->limit = o->base + o->h.size;
+            out->origin = XPDRV_FROM_IPC;
+            out->access = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            out->view = o->view;
+            found = true;
+        }
+    }
+    pthread_rwlock_unlock(&ipc_lock);
+    return found;
+}
+
+/* The base of a cuMemAlloc allocation of the current context's device,
+ * whose bytes are in its device's memory file. */
+XPSIM_API CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    if (pHandle == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    xpdrv_ptr info;
+    xpdrv_classify(dptr, &info);
+    if (info.kind != XPDRV_MEM_DEVICE || info.origin != XPDRV_FROM_ALLOC || info.base != dptr ||
+        info.view != NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpsim_devmem *dm = &xpdrv_device(info.device)->mem;
+    int fd = -1;
+    if (dm->shadow_fd < 0)   /* the first export: queued work must not write meanwhile */
+        (void)xpsim_device_synchronize(info.device);
+    if ((rc = xpsim_devmem_share(dm, &fd)) != CUDA_SUCCESS)
+        return rc;
+    /* A program that closes every descriptor (as daemons do) may have
+     * closed ours: the file can then no longer be handed out. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != dm->shadow_ino)
+        return CUDA_ERROR_MAP_FAILED;
+    ipc_handle h = {.magic = IPC_MAGIC, .pid = (int32_t)getpid(), .fd = fd,
+                    .device = info.device, .offset = dptr - dm->base, .size = info.size,
+                    .ino = dm->shadow_ino};
+    memset(pHandle, 0, sizeof *pHandle);
+    memcpy(pHandle->reserved, &h, sizeof h);
+    xpsim_debug("cuIpcGetMemHandle(%#llx): pid %d fd %d offset %#llx, %llu bytes",
+                (unsigned long long)dptr, h.pid, h.fd, (unsigned long long)h.offset,
+                (unsigned long long)h.size);
+    return CUDA_SUCCESS;
+}
+
+/* Maps the exporter's bytes into this process; a handle opened again
+ * gives the same pointer and one more reference. */
+static CUresult ipc_open_mem(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
+{
+    if (pdptr == NULL || Flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    ipc_handle h;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (h.magic != IPC_MAGIC || h.size == 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* Memory of this very process is not opened through IPC: NVIDIA's
+     * driver refuses it too, with the invalid context its users report
+     * ("invalid device context" from the runtime). */
+    if (h.pid == (int32_t)getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_rwlock_wrlock(&ipc_lock);
+    for (ipc_open *o = opened; o != NULL; o = o->next) {
+        if (o->h.pid == h.pid && o->h.fd == h.fd && o->h.offset == h.offset &&
+            o->h.size == h.size && o->device == dev) {
+            o->refs++;
+            *pdptr = o->base;
+            pthread_rwlock_unlock(&ipc_lock);
+            return CUDA_SUCCESS;
+        }
+    }
+    pthread_rwlock_unlock(&ipc_lock);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != h.ino)) {
+        close(fd);   /* the descriptor names another file now */
+        fd = -1;
+    }
+    if (fd < 0)   /* the exporter is gone, or the handle was made up */
+        return CUDA_ERROR_INVALID_HANDLE;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t start = h.offset & ~(page - 1), phase = h.offset - start;
+    size_t len = (size_t)((phase + h.size + page - 1) & ~(page - 1));
+    void *reserved = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *mapped = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)start);
+    close(fd);
+    ipc_open *o = calloc(1, sizeof *o);
+    if (reserved == MAP_FAILED || mapped == MAP_FAILED || o == NULL) {
+        if (reserved != MAP_FAILED)
+            munmap(reserved, len);
+        if (mapped != MAP_FAILED)
+            munmap(mapped, len);
+        free(o);
+        return CUDA_ERROR_MAP_FAILED;
+    }
+    *o = (ipc_open){.h = h, .device = dev, .base = (uint64_t)(uintptr_t)reserved + phase,
+                    .view = (unsigned char *)mapped + phase, .reserved = reserved,
+                    .mapped = mapped, .len = len, .refs = 1};
+    pthread_rwlock_wrlock(&ipc_lock);
+    o->next = opened;
+    opened = o;
+    pthread_rwlock_unlock(&ipc_lock);
+    *pdptr = o->base;
+    xpsim_debug("cuIpcOpenMemHandle(pid %d, %llu bytes) on device %d -> %#llx", (int)h.pid,
+                (unsigned long long)h.size, dev, (unsigned long long)o->base);
+    return CUDA_SUCCESS;
+}
+
+XPSIM_API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                         unsigned int Flags)
+{
+    return ipc_open_mem(pdptr, handle, Flags);
+}
+
+/* CUDA 4.1's name, the same arguments (cuda.h maps the name to _v2). */
+#undef cuIpcOpenMemHandle
+XPSIM_API CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                      unsigned int Flags);
+XPSIM_API CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                      unsigned int Flags)
+{
+    return ipc_open_mem(pdptr, handle, Flags);
+}
+
+/* Unmaps at the last close, after the device's queued work (which may copy
+ * to or from it); the exporter's allocation is untouched. */
+XPSIM_API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    ipc_open *gone = NULL;
+    rc = CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&ipc_lock);
+    for (ipc_open **p = &opened; *p != NULL; p = &(*p)->next) {
+        if ((*p)->base == dptr) {
+            rc = CUDA_SUCCESS;
+            if (--(*p)->refs == 0) {
+                gone = *p;
+                *p = gone->next;
+            }
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&ipc_lock);
+    if (gone != NULL) {
+        (void)xpsim_device_synchronize(gone->device);
+        munmap(gone->mapped, gone->len);
+        munmap(gone->reserved, gone->len);
+        free(gone);
+    }
+    return rc;
+}

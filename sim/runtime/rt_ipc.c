@@ -1,0 +1,50 @@
+/* rt_ipc.c: device memory shared between processes in the runtime (cudaIpcGetMemHandle, cudaIpcOpenMemHandle, cudaIpcCloseMemHandle), over the driver's. */
+#include "rt_internal.h"
+
+#include <string.h>
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(CUipcMemHandle),
+               "the runtime's handle is the driver's");
+
+XPRT_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    if (handle == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    CUipcMemHandle h;
+    CUresult r = XPRT_CALL(d, cuIpcGetMemHandle, &h, (CUdeviceptr)(uintptr_t)devPtr);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle, &h, sizeof h);
+    return xprt_result_cu(r);
+}
+
+XPRT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle,
+                                             unsigned int flags)
+{
+    if (devPtr == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    /* cudaIpcMemLazyEnablePeerAccess is CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS. */
+    CUipcMemHandle h;
+    memcpy(&h, &handle, sizeof h);
+    CUdeviceptr p = 0;
+    CUresult r = XPRT_CALL(d, cuIpcOpenMemHandle, &p, h, flags);
+    if (r == CUDA_SUCCESS)
+        *devPtr = (void *)(uintptr_t)p;
+    return xprt_result_cu(r);
+}
+
+XPRT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuIpcCloseMemHandle, (CUdeviceptr)(uintptr_t)devPtr));
+}
