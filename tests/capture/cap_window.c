@@ -6,7 +6,9 @@
  *             inside it, one allocated inside is never freed
  *   nvtx      push/pop ranges "capture" in the default domain and in domain
  *             "dom", a start/end range "capture", a range "other"
- *   time      a copy, 1 s, a copy, 1 s, a copy (for --delay 0.5 --duration 1) */
+ *   time      a copy, 2.5 s, a copy, 2.5 s, a copy (for --delay 1.5 --duration 2: each
+ *             copy 1 s or more from the window's edges, so that a loaded machine
+ *             starting the program late does not move one across) */
 #include "cap_util.h"
 
 #include <cuda_profiler_api.h>
@@ -89,9 +91,9 @@ static void nvtx(void)
 static void timed(void)
 {
     copy(1001);
-    pause_s(1.0);
+    pause_s(2.5);
     copy(2002);
-    pause_s(1.0);
+    pause_s(2.5);
     copy(3003);
 }
 

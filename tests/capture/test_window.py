@@ -14,7 +14,7 @@ NVTX ranges, or by time.  Checked:
   error; two Start/Stop pairs are two windows;
 - nvtx: NAME matches push/pop and start/end ranges of the default domain,
   NAME@DOMAIN that domain's, NAME@* any;
-- --delay/--duration: the copy 1 s into the run, between two 1 s pauses, is
+- --delay/--duration: the copy 2.5 s into the run, between two 2.5 s pauses, is
   the only one recorded;
 - bad values of each option, and of the variables, are refused by
   `xferprof run` with exit status 2 and one line naming the setting; the
@@ -116,16 +116,16 @@ for spec, want in (('capture', [2002, 4004]), ('capture@dom', [3003]),
              'nvtx %s: ranges outside the window are rows' % spec)
 
 # ---- delay and duration ----------------------------------------------------------
-conn, _, _ = run_window('time', 'time', ['--delay', '0.5', '--duration', '1'])
+conn, _, _ = run_window('time', 'time', ['--delay', '1.5', '--duration', '2'])
 check_eq(copy_sizes(conn), [2002], 'time: the copy between the pauses only')
 m = meta(conn)
 check_eq((m.get('capture_range'), m.get('capture_delay_ns'), m.get('capture_duration_ns'),
-          m.get('capture_windows')), ('none', '500000000', '1000000000', '1'), 'time: meta')
+          m.get('capture_windows')), ('none', '1500000000', '2000000000', '1'), 'time: meta')
 w = m.get('capture_window.1', '').split()
-check(len(w) == 2 and int(w[1]) - int(w[0]) == 1000000000,
+check(len(w) == 2 and int(w[1]) - int(w[0]) == 2000000000,
       'time: the window lasted its duration', w)
-check_eq(int(w[0]) if w else None, int(m.get('capture_load_ns', 0)) + 500000000,
-         'time: the window opened 0.5 s after the preload was loaded')
+check_eq(int(w[0]) if w else None, int(m.get('capture_load_ns', 0)) + 1500000000,
+         'time: the window opened 1.5 s after the preload was loaded')
 
 # ---- bad values ------------------------------------------------------------------
 bad = [(['--capture-range', 'cudaprofilerapi'], 'XFERPROF_CAPTURE_RANGE'),
