@@ -70,7 +70,7 @@ bool xp_scope_enter_deeper(xp_scope *s);
 
 /* A hook, before calling real (its s->site set): whether to record the
  * call, and from here to xp_scope_returned the thread runs real. */
-static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
+static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, uintptr_t real)
 {
     /* Deeper first: a signal arriving from here on finds the thread busy. */
     int depth = xp_depth++;
@@ -97,7 +97,7 @@ static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
 /* After the real call returned: whether to write its records.  False when
  * the call is not recorded, or when the process's exit cut it off while it
  * ran (it was then counted as lost, and the journal may be gone). */
-static inline bool xp_scope_returned(xp_scope *s)
+static inline __attribute__((always_inline)) bool xp_scope_returned(xp_scope *s)
 {
     if (s->recording) {
         /* Writing its records: ours, and not to be disturbed. */
@@ -116,7 +116,7 @@ static inline bool xp_scope_returned(xp_scope *s)
  * thread's state the recording of this one changed. */
 void xp_scope_leave_foreign(const xp_scope *s);
 
-static inline void xp_scope_leave(const xp_scope *s)
+static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope *s)
 {
     xp_callee = s->callee_before;
     xp_callee_clean = s->clean_before;
@@ -210,6 +210,13 @@ typedef struct xp_copy_call {
  * copies, the destination of D2H copies by synchronous APIs; never device or
  * managed memory. */
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status);
+
+/* The whole path of a 1D copy hook after its real call returned (what
+ * xp_scope_returned, xp_record_copy of a plain xp_copy_call and
+ * xp_scope_leave do, in one function: the hottest hooks, issue 15).  The
+ * caller saves and restores errno around it. */
+void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
+                  uint64_t stream, bool async, int status);
 
 /* A memset of `bytes` bytes at dst to (the low byte of) value. */
 void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,

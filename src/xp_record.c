@@ -125,33 +125,42 @@ void xp_engine_last_copy_back(const void *buf)
     memcpy(&last_copy, buf, sizeof last_copy);
 }
 
-void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+/* A copy's record.  Inlined into its two callers: xp_record_copy (every
+ * kind of copy) and xp_copy_done (the 1D copies' whole path after the real
+ * call), where the fields the hook fills with constants fold away (issue
+ * 15: the hook's cost).  The fields are read before the first call, so
+ * that the compiler forwards them from the caller's stores. */
+static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
+                                                              const xp_copy_call *c, int status)
 {
-    if (!s->recording)
-        return;
+    const unsigned sides = c->device_sides;
+    const uint8_t migrate = c->migrate;
+    const int kind = c->kind;
+    const bool async = c->async;
+    const bool has_device = c->has_device;
     forget_last_copy();
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     xp_where ws, wd;
     /* Arrays are rare: the common case keeps its one classification of both sides. */
-    if (__builtin_expect(c->device_sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
-        if (c->device_sides & XP_SIDE_SRC_ARRAY)
+    if (__builtin_expect(sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
+        if (sides & XP_SIDE_SRC_ARRAY)
             xp_classify_array(c->src, &ws);
         else
             xp_classify(c->src, &ws);
-        if (c->device_sides & XP_SIDE_DST_ARRAY)
+        if (sides & XP_SIDE_DST_ARRAY)
             xp_classify_array(c->dst, &wd);
         else
             xp_classify(c->dst, &wd);
     } else {
         xp_classify_copy(c->src, c->dst, &ws, &wd);
     }
-    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
+    if (sides & XP_SIDE_SRC_DEVICE && host_kind(ws.kind))
         ws.kind = XP_ALLOC_DEVICE;
-    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
+    if (sides & XP_SIDE_DST_DEVICE && host_kind(wd.kind))
         wd.kind = XP_ALLOC_DEVICE;
-    uint8_t dir = c->migrate;
-    switch (c->migrate ? -1 : c->kind) {
+    uint8_t dir = migrate;
+    switch (migrate ? -1 : kind) {
     case -1: break;
     case 0: dir = XP_DIR_H2H; break;
     case 1: dir = XP_DIR_H2D; break;
@@ -166,7 +175,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     }
     }
     uint8_t host_mem = XP_HOST_NONE;
-    if (c->migrate)
+    if (migrate)
         host_mem = XP_HOST_MANAGED;
     else if (dir == XP_DIR_H2D)
         host_mem = host_mem_of(&ws);
@@ -175,12 +184,12 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     else if (dir == XP_DIR_H2H)
         host_mem = host_mem_of(&ws) == XP_HOST_PAGEABLE || host_mem_of(&wd) == XP_HOST_PAGEABLE
                        ? XP_HOST_PAGEABLE : XP_HOST_PINNED;
-    uint8_t blocking = blocking_of(c->async || c->migrate, dir, host_mem);
+    uint8_t blocking = blocking_of(async || migrate, dir, host_mem);
     int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws.device
                  : dir == XP_DIR_H2D ? wd.device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
         device = xp_current_device;
-    if (c->has_device)
+    if (has_device)
         device = c->device;
     xp_rec_copy *r = reserve_call(XP_REC_COPY, c->api, sizeof *r, s, status, device);
     if (r == NULL)
@@ -188,7 +197,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
     r->fingerprint = status == 0 && xp_sess.cfg.fingerprint != XP_FP_MODE_OFF
-                         ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint, !c->async,
+                         ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint, !async,
                                       &fp_kind)
                          : 0;
     r->fingerprint_kind = fp_kind;
@@ -202,14 +211,14 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     r->direction = dir;
     r->host_mem = host_mem;
     r->blocking = blocking;
-    r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
+    r->kind = kind < 0 || kind > 254 ? 255 : (uint8_t)kind;
     r->nvtx_range = xp_nvtx_top;
     if (status == 0 && blocking != XP_BLOCK_SYNC) {
         last_copy.valid = true;
         last_copy.device = device;
         last_copy.start_ns = r->c.start_ns;
         last_copy.stream = c->stream;
-        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !c->migrate;
+        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !migrate;
         if (last_copy.d2h) {
             last_copy.call = *c;
             last_copy.wd = wd;
@@ -218,6 +227,35 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     xp_journal_commit_sized(r, sizeof *r);
     if (status == 0)
         xp_devices_used(device);
+}
+
+void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+{
+    if (s->recording)
+        record_copy(s, c, status);
+}
+
+void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
+                  uint64_t stream, bool async, int status)
+{
+    if (xp_scope_returned(s)) {
+        xp_copy_call c;
+        c.api = api;
+        c.kind = kind;
+        c.dst = dst;
+        c.src = src;
+        c.bytes = bytes;
+        c.stream = stream;
+        c.width = c.height = c.spitch = c.dpitch = 0;
+        c.depth = 0;   /* sslice and dslice are not read */
+        c.migrate = 0;
+        c.async = async;
+        c.device_sides = 0;
+        c.has_device = false;
+        c.device = 0;
+        record_copy(s, &c, status);
+    }
+    xp_scope_leave(s);
 }
 
 /* Kept in the handles table, not the memory table (xp_registry.h). */
