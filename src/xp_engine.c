@@ -183,6 +183,7 @@ static void *ingest_main(void *arg)
         if (xp_sess.stop)
             break;
         pthread_mutex_unlock(&xp_sess.stop_lock);
+        xp_clock_tick();
         if (++tick % 10 == 0)
             xp_modules_scan(xp_sess.journal);
         char err[256];
@@ -252,6 +253,7 @@ static int start(void)
     if (xp_config_load(&xp_sess.cfg, err, sizeof err) != 0)
         warn("xferprof: %s", err);
     uint64_t start_wall = wall_ns();
+    xp_clock_start(!xp_sess.cfg.clock_monotonic);
     uint64_t start_mono = xp_now_ns();
     if (!choose_output(start_wall))
         return ST_DISABLED;
@@ -292,6 +294,7 @@ static int start(void)
     put_meta_u64("start_wall_ns", start_wall);
     put_meta_u64("start_mono_ns", start_mono);
     put_meta_u64("stack_depth", (uint64_t)xp_sess.cfg.stack_depth);
+    xp_session_put_meta("clock", xp_clock_name());
     xp_session_put_meta("fingerprint", xp_config_fingerprint_name(xp_sess.cfg.fingerprint));
     put_meta_u64("fingerprint_threshold", XP_FP_THRESHOLD);
     const char *rank = xp_config_rank();
@@ -301,6 +304,7 @@ static int start(void)
     xp_devices_start_meta(xp_sess.journal, xp_my_tid());
     xp_stack_init();
     xp_modules_scan(xp_sess.journal);
+    xp_clock_started();
 
     xp_sess.thread_started = spawn_quiet(&xp_sess.thread, NULL, ingest_main, NULL);
     if (xp_sess.cfg.manifest[0] && xp_outfile_manifest_add(xp_sess.cfg.manifest, xp_sess.pid,

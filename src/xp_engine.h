@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "xp_api.h"
+#include "xp_clock.h"
 #include "xp_format.h"
 #include "xp_inflight.h"
 #include "xp_stack.h"
@@ -47,13 +48,6 @@ typedef struct xp_scope {
     uint64_t start_ns;
     xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
-
-static inline uint64_t xp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* True when this call is to be recorded: the profiler is on (initialized on
  * first use) and not stopping. */

@@ -42,7 +42,10 @@ reserve_call(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int st
     c->h.size = size;
     c->h.tid = xp_my_tid();
     c->start_ns = s->start_ns;
-    c->end_ns = xp_now_ns();
+    /* At or after the start, whichever TSC scale each was read on
+     * (xp_clock.h). */
+    uint64_t end = xp_now_ns();
+    c->end_ns = end > s->start_ns ? end : s->start_ns;
     /* Not even a call without stacks (issue 15: every instruction counts). */
     c->stack_id = xp_sess.cfg.stack_depth > 0
                       ? xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &s->site)
