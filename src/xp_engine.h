@@ -160,9 +160,6 @@ typedef struct xp_where {
  * registry does not know, with a per-thread cache of the answers. */
 void xp_classify(uint64_t addr, xp_where *out);
 
-/* xp_classify of a copy's source (into *ws) and destination (into *wd). */
-void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd);
-
 /* Sides of a copy known to be device memory whatever the registry says (a
  * module variable, a peer copy): xp_copy_call.device_sides. */
 #define XP_SIDE_SRC_DEVICE 1u

@@ -3,6 +3,7 @@
  * traffic only inside the capture window, xp_window.h), the
  * registry kept up to date with allocations and frees, and the state that
  * pairs an async copy with the sync that waits for it. */
+#include "xp_classify.h"
 #include "xp_engine.h"
 #include "xp_engine_int.h"
 #include "xp_fingerprint.h"
