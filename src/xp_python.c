@@ -35,15 +35,17 @@ static const xp_py_layout layouts[] = {
 
 /* The interpreter found, filled once under scan_lock and then published
  * through `active` (never changed after). */
-typedef struct py_state {
+struct py_state {
     const xp_py_layout *L;
     uintptr_t runtime;        /* &_PyRuntime */
     uintptr_t code_type, str_type, bytes_type, frame_type;
     char version[32];         /* "3.12.1" */
     char module[4096];        /* the object that exports _PyRuntime */
-} py_state;
+};
+typedef struct py_state py_state;
 static py_state found;
-static _Atomic(const py_state *) active;
+#define active xp_python_active
+_Atomic(const py_state *) xp_python_active;
 
 /* Guarded by scan_lock: the scan has decided (found or unsupported), and
  * whether this session's journal has the meta saying what it decided. */
@@ -236,7 +238,7 @@ static int32_t instr_offset(const py_state *st, uintptr_t frame, uintptr_t code)
     return off >= 0 && off < size ? (int32_t)off : -1;
 }
 
-int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
+int xp_python_capture_found(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
 {
     *hash = 0;
     const py_state *st = atomic_load_explicit(&active, memory_order_acquire);

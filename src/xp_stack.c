@@ -82,14 +82,30 @@ static bool cache_hit(const xp_cached_stack *e, const xp_call_site *site, int de
     if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen ||
         e->py != py)
         return false;
-    /* Every slot, differences or'ed together, unrolled: a branch a frame
-     * and the loop's own instructions were two thirds of a hit's cost
-     * (issue 15).  Reading on past a mismatch is safe: the slots lie above
-     * the same stack pointer, in the stack the cached walk found them in. */
+    /* Every slot, differences or'ed together, unrolled in full and entered
+     * at the entry's depth: a branch a frame and a loop's own instructions
+     * were most of a hit's cost (issue 15).  Reading on past a mismatch is
+     * safe: the slots lie above the same stack pointer, in the stack the
+     * cached walk found them in. */
     uintptr_t diff = 0;
-#pragma GCC unroll 8
-    for (int i = 1; i < e->n; i++)
-        diff |= *(const volatile uintptr_t *)e->slot[i] ^ e->frame[i];
+#define XP_FRAME_DIFF(i)                                                       \
+    case (i) + 1:                                                              \
+        diff |= *(const volatile uintptr_t *)e->slot[i] ^ e->frame[i];         \
+        __attribute__((fallthrough));
+    _Static_assert(XP_STACK_CACHE_FRAMES == 32, "one case a cached frame");
+    switch (e->n) {
+        XP_FRAME_DIFF(31) XP_FRAME_DIFF(30) XP_FRAME_DIFF(29) XP_FRAME_DIFF(28)
+        XP_FRAME_DIFF(27) XP_FRAME_DIFF(26) XP_FRAME_DIFF(25) XP_FRAME_DIFF(24)
+        XP_FRAME_DIFF(23) XP_FRAME_DIFF(22) XP_FRAME_DIFF(21) XP_FRAME_DIFF(20)
+        XP_FRAME_DIFF(19) XP_FRAME_DIFF(18) XP_FRAME_DIFF(17) XP_FRAME_DIFF(16)
+        XP_FRAME_DIFF(15) XP_FRAME_DIFF(14) XP_FRAME_DIFF(13) XP_FRAME_DIFF(12)
+        XP_FRAME_DIFF(11) XP_FRAME_DIFF(10) XP_FRAME_DIFF(9) XP_FRAME_DIFF(8)
+        XP_FRAME_DIFF(7) XP_FRAME_DIFF(6) XP_FRAME_DIFF(5) XP_FRAME_DIFF(4)
+        XP_FRAME_DIFF(3) XP_FRAME_DIFF(2) XP_FRAME_DIFF(1)
+    default:
+        break;   /* n 1: the site is the stack (frame 0 is the key's ret) */
+    }
+#undef XP_FRAME_DIFF
     return diff == 0;
 }
 
