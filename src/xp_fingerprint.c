@@ -11,15 +11,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* Host memory the preload may read: ordinary or page-locked, never device
- * memory and never managed memory (reading that from the host would migrate
- * its pages on a real GPU and change the program's performance). */
-static bool fp_readable(const xp_where *w, bool known_device)
-{
-    return !known_device &&
-           (w->kind == 0 || w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED);
-}
-
 /* The bytes a copy moved on one side: `height` rows of `width` bytes, rows
  * `pitch` apart (a 1D copy is one row), in slices of `slice_rows` rows
  * `slice` bytes apart (a 2D copy is one slice).  Offsets below are into the
@@ -117,18 +108,17 @@ uint64_t xp_fp_copy(const xp_copy_call *c, uint8_t dir, const xp_where *ws, cons
     *kind = XP_FP_NONE;
     if (mode == XP_FP_MODE_OFF || c->migrate)
         return 0;               /* off, or managed memory: never read */
-    bool dst;
-    if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
-        fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE))
-        dst = false;            /* what was sent: still there at call time */
-    else if (dir == XP_DIR_D2H && complete &&
-             fp_readable(wd, c->device_sides & XP_SIDE_DST_DEVICE))
-        dst = true;             /* what arrived */
-    else
-        return 0;
+    int side = xp_fp_side(dir, ws, wd, c->device_sides, complete);
     fp_region r;
-    if (!copy_region(c, dst, &r))
+    if (side == 0 || !copy_region(c, side == XP_FP_DST, &r))
         return 0;
+    return fingerprint(&r, mode == XP_FP_MODE_FULL, kind);
+}
+
+uint64_t xp_fp_bytes(uint64_t addr, uint64_t bytes, xp_fp_mode mode, uint8_t *kind)
+{
+    fp_region r = {.base = (const unsigned char *)(uintptr_t)addr, .width = bytes, .height = 1,
+                   .pitch = bytes, .slice_rows = 1, .slice = bytes};
     return fingerprint(&r, mode == XP_FP_MODE_FULL, kind);
 }
 

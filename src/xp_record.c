@@ -138,6 +138,7 @@ static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
                                                               const xp_copy_call *c, int status)
 {
     const unsigned sides = c->device_sides;
+    const uint64_t height = c->height;
     const uint8_t migrate = c->migrate;
     const int kind = c->kind;
     const bool async = c->async;
@@ -200,10 +201,18 @@ static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
         return;
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
-    r->fingerprint = status == 0 && xp_sess.cfg.fingerprint != XP_FP_MODE_OFF
-                         ? xp_fp_copy(c, dir, &ws, &wd, xp_sess.cfg.fingerprint, !async,
-                                      &fp_kind)
-                         : 0;
+    xp_fp_mode mode = xp_sess.cfg.fingerprint;
+    r->fingerprint = 0;
+    if (status == 0 && mode != XP_FP_MODE_OFF && !migrate) {
+        /* A 1D copy's side is its address: hashed without a region's
+         * description (the hottest copies). */
+        int side = height == 0 ? xp_fp_side(dir, &ws, &wd, sides, !async) : 0;
+        if (height != 0)
+            r->fingerprint = xp_fp_copy(c, dir, &ws, &wd, mode, !async, &fp_kind);
+        else if (side != 0)
+            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? c->src : c->dst, c->bytes, mode,
+                                         &fp_kind);
+    }
     r->fingerprint_kind = fp_kind;
     r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
                               ? xp_fp_confirm(c, r->fingerprint) : 0;
