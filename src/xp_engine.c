@@ -37,10 +37,10 @@ __thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
 __thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
 __thread int xp_current_device __attribute__((tls_model("initial-exec")));
 
-enum { ST_OFF = 0, ST_STARTING, ST_ON, ST_DISABLED, ST_STOPPING };
+enum { ST_OFF = 0, ST_STARTING, ST_ON = XP_ENGINE_ON, ST_DISABLED, ST_STOPPING };
 
 /* The process's profiling session (xp_engine_int.h) and its state. */
-static _Atomic int state = ST_OFF;
+_Atomic int xp_engine_state = ST_OFF;
 xp_sess_state xp_sess = {.stop_lock = PTHREAD_MUTEX_INITIALIZER,
                          .stop_cond = PTHREAD_COND_INITIALIZER};
 /* Calls whose record could not be reserved in the journal: records_lost
@@ -126,7 +126,7 @@ static void put_cmdline(void)
  * threads that are not the vforking one's: once the child is gone, the
  * main thread's next CUDA call registers xp_engine_exit_handler there
  * (__cxa_thread_atexit_impl), which the main thread's exit() runs first. */
-static _Atomic pid_t vfork_exited_child;
+_Atomic int xp_vfork_exited_child;
 
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
 extern void *__dso_handle;
@@ -153,10 +153,10 @@ static bool vfork_child_gone(pid_t child)
  * would end the session when that thread ends. */
 static void rearm_exit_after_vfork(void)
 {
-    pid_t child = atomic_load(&vfork_exited_child);
+    pid_t child = atomic_load(&xp_vfork_exited_child);
     if (child <= 0 || xp_my_tid() != (uint32_t)getpid() || !vfork_child_gone(child))
         return;
-    atomic_store(&vfork_exited_child, 0);
+    atomic_store(&xp_vfork_exited_child, 0);
     int saved = errno;
     (void)__cxa_thread_atexit_impl(xp_engine_exit_handler, NULL, &__dso_handle);
     errno = saved;
@@ -355,50 +355,44 @@ static int run_on_own_thread(int (*fn)(void))
 
 bool xp_engine_ready(void)
 {
-    int s = atomic_load_explicit(&state, memory_order_acquire);
+    int s = atomic_load_explicit(&xp_engine_state, memory_order_acquire);
     if (s == ST_ON)
         return true;
     if (s == ST_OFF) {
         int expected = ST_OFF;
-        if (atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
+        if (atomic_compare_exchange_strong(&xp_engine_state, &expected, ST_STARTING)) {
             int saved = errno;
             xp_depth++;
             int next = run_on_own_thread(start);
             xp_depth--;
             errno = saved;
-            atomic_store_explicit(&state, next, memory_order_release);
+            atomic_store_explicit(&xp_engine_state, next, memory_order_release);
             return next == ST_ON;
         }
     }
     /* Another thread is starting the session: wait for it, so that no call
      * around start-up goes unrecorded. */
-    while ((s = atomic_load_explicit(&state, memory_order_acquire)) == ST_STARTING)
+    while ((s = atomic_load_explicit(&xp_engine_state, memory_order_acquire)) == ST_STARTING)
         sched_yield();
     return s == ST_ON;
 }
 
-xp_stripe *xp_engine_enter(void)
+xp_stripe *xp_engine_enter_slow(void)
 {
-    /* The common case first: the session on, no vfork child gone (two
-     * relaxed-or-acquire loads, no call to xp_engine_ready). */
-    if (__builtin_expect(atomic_load_explicit(&state, memory_order_acquire) == ST_ON &&
-                             atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) == 0,
-                         1))
-        return xp_inflight_enter();
     /* The program's next CUDA call after a vfork child's exit(). */
-    if (atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) != 0)
+    if (atomic_load_explicit(&xp_vfork_exited_child, memory_order_relaxed) != 0)
         rearm_exit_after_vfork();
     if (xp_engine_ready())
         return xp_inflight_enter();
     /* A call the program makes while we stop is a call we do not record. */
-    if (atomic_load_explicit(&state, memory_order_relaxed) == ST_STOPPING)
+    if (atomic_load_explicit(&xp_engine_state, memory_order_relaxed) == ST_STOPPING)
         xp_inflight_refused();
     return NULL;
 }
 
 xp_session xp_engine_session(void)
 {
-    switch (atomic_load_explicit(&state, memory_order_acquire)) {
+    switch (atomic_load_explicit(&xp_engine_state, memory_order_acquire)) {
     case ST_ON: return XP_SESSION_ON;
     case ST_STARTING: return XP_SESSION_STARTING;
     case ST_STOPPING: return XP_SESSION_STOPPING;
@@ -432,7 +426,7 @@ static void on_fork_child(void)
     /* The child gets its own journal and database on its first call; the
      * parent's are left untouched (and our handles to them are dropped, not
      * closed: closing would act on the parent's files). */
-    int s = atomic_load(&state);
+    int s = atomic_load(&xp_engine_state);
     if (s == ST_ON || s == ST_STOPPING) {
         xp_journal_abandon_after_fork(xp_sess.journal);
         xp_sess.journal = NULL;
@@ -448,7 +442,7 @@ static void on_fork_child(void)
     xp_inflight_after_fork();
     xp_cached_tid = 0;
     xp_runtime_note_after_fork();
-    atomic_store(&state, ST_OFF);
+    atomic_store(&xp_engine_state, ST_OFF);
 }
 
 __attribute__((constructor)) static void xp_engine_load(void)
@@ -583,7 +577,7 @@ static void note_silent_rank(void)
 
 __attribute__((destructor)) static void xp_engine_unload(void)
 {
-    if (atomic_load(&state) == ST_OFF) {
+    if (atomic_load(&xp_engine_state) == ST_OFF) {
         note_silent_rank();
         return;
     }
@@ -591,12 +585,12 @@ __attribute__((destructor)) static void xp_engine_unload(void)
      * parent's memory, where the session is the parent's; all it may do is
      * tell the parent (rearm_exit_after_vfork). */
     if (xp_sess.pid != getpid()) {
-        if (atomic_load(&state) == ST_ON)
-            atomic_store(&vfork_exited_child, getpid());
+        if (atomic_load(&xp_engine_state) == ST_ON)
+            atomic_store(&xp_vfork_exited_child, getpid());
         return;
     }
     int expected = ST_ON;
-    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
+    if (!atomic_compare_exchange_strong(&xp_engine_state, &expected, ST_STOPPING))
         return;
     int saved = errno;
     xp_depth++;

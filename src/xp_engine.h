@@ -53,10 +53,30 @@ typedef struct xp_scope {
  * first use) and not stopping. */
 bool xp_engine_ready(void);
 
+/* The session's state (xp_engine.c's: XP_ENGINE_ON when on) and the pid of
+ * a vfork child that called exit() in our memory (0: none), read inline by
+ * every hook (issue 15). */
+#define XP_ENGINE_ON 2
+extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
+extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
+
+/* xp_engine_enter past its common case (out of line). */
+xp_stripe *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
+
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
- * thread's in-flight stripe, or NULL when the call is not recorded. */
-xp_stripe *xp_engine_enter(void);
+ * thread's in-flight stripe, or NULL when the call is not recorded.  The
+ * common case (the session on, no vfork child gone) is two loads. */
+static inline xp_stripe *xp_engine_enter(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
+                                 XP_ENGINE_ON &&
+                             atomic_load_explicit(&xp_vfork_exited_child,
+                                                  memory_order_relaxed) == 0,
+                         1))
+        return xp_inflight_enter();
+    return xp_engine_enter_slow();
+}
 
 /* xp_scope_enter's decision for a hook entered while xp_depth was already
  * above 0 (out of line: the uncommon case).  Whether to record it. */

@@ -54,6 +54,9 @@ uint64_t xp_fp_bytes(uint64_t addr, uint64_t bytes, xp_fp_mode mode, uint8_t *ki
 #define XP_FP_CONFIRM_SLOTS 4096u
 uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled);
 
+/* xp_fp_confirm of a 1D copy's source, `bytes` at addr. */
+uint64_t xp_fp_confirm_bytes(uint64_t addr, uint64_t bytes, uint64_t sampled);
+
 /* Forgets every remembered upload (a forked child starts afresh). */
 void xp_fp_confirm_reset(void);
 

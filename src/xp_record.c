@@ -214,8 +214,10 @@ static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
                                          &fp_kind);
     }
     r->fingerprint_kind = fp_kind;
-    r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
-                              ? xp_fp_confirm(c, r->fingerprint) : 0;
+    r->full_fingerprint = 0;
+    if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
+        r->full_fingerprint = height == 0 ? xp_fp_confirm_bytes(c->src, c->bytes, r->fingerprint)
+                                          : xp_fp_confirm(c, r->fingerprint);
     r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = c->src;
     r->dst = c->dst;
