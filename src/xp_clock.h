@@ -65,7 +65,7 @@ static inline uint64_t xp_tsc_to_ns(const xp_tsc_scale *k, uint64_t tsc)
 }
 
 /* The records' time, CLOCK_MONOTONIC nanoseconds. */
-static inline uint64_t xp_now_ns(void)
+static inline __attribute__((always_inline)) uint64_t xp_now_ns(void)
 {
 #if defined(__x86_64__)
     const xp_tsc_scale *k = atomic_load_explicit(&xp_clock_scale, memory_order_acquire);
