@@ -98,7 +98,8 @@ xp_tsc_scale xp_clock_next_scale(const xp_tsc_scale *old, uint64_t tsc, uint64_t
 {
     xp_tsc_scale k = {.tsc0 = tsc, .ns0 = old ? xp_tsc_to_ns(old, tsc) : ns, .mult = rate};
     int64_t behind = (int64_t)(ns - k.ns0);
-    i128 slew = slew_ticks ? ((i128)behind << 32) / (i128)slew_ticks : 0;
+    /* Times 2^32 by a multiply: behind may be negative (ahead). */
+    i128 slew = slew_ticks ? (i128)behind * ((i128)1 << 32) / (i128)slew_ticks : 0;
     i128 most = (i128)(rate / 1000);
     if (slew > most)
         slew = most;
