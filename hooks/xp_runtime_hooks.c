@@ -464,10 +464,34 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     return rc == cudaSuccess ? (uint64_t)(uintptr_t)p : 0;
 }
 
+/* The hottest hooks: everything after the real call is one call into the
+ * engine (xp_copy_done), not XP_HOOK_FN's three. */
+#define XP_COPY_FN(fn, version, name, params, args, is_async, dst, src, count, kind, stream) \
+    static _Atomic(void *) fn##_real;                                                   \
+    __attribute__((visibility("default"))) cudaError_t fn params;                       \
+    __attribute__((visibility("default"))) cudaError_t fn params                        \
+    {                                                                                   \
+        cudaError_t (*real) params =                                                    \
+            (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, (version));      \
+        if (real == NULL)                                                               \
+            return cudaErrorUnknown;                                                    \
+        xp_scope scope;                                                                 \
+        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
+        scope.site.sp = (uintptr_t)&scope;                                              \
+        xp_scope_enter(&scope, (uintptr_t)real);                                        \
+        cudaError_t rc = real args;                                                     \
+        int saved_errno = errno;                                                        \
+        xp_copy_done(&scope, XP_API_##name, (uint64_t)(uintptr_t)(dst),                 \
+                     (uint64_t)(uintptr_t)(src), (count), (int)(kind),                  \
+                     (uint64_t)(uintptr_t)(stream), (is_async), (int)rc);               \
+        errno = saved_errno;                                                            \
+        return rc;                                                                      \
+    }                                                                                   \
+    XP_RT_HOOK_ROW(fn, version, name)
+
 #define XP_COPY_AT(vers, name, is_async, params, args, dst, src, count, kind, stream)   \
-    XP_HOOK_BODY(vers, name, params, args, (void)0,                                     \
-                 hook_copy(&scope, XP_API_##name, (dst), (src), (count), (int)(kind),   \
-                           (stream), (is_async), rc))
+    XP_RUNTIME_VERSIONS_AT(vers, XP_COPY_FN, xp_hook_, name, params, args, is_async, dst, src, \
+                           count, kind, stream)
 
 #define XP_COPY2D_AT(vers, name, is_async, params, args, dst, dpitch, src, spitch, width,  \
                      height, kind, stream)                                              \

@@ -1,7 +1,7 @@
 /* xp_classify.c: what the preload knows about an address or a handle: the
  * registry first, with each thread's memory of its last answers, and the
  * driver (never the runtime) for what the registry does not know. */
-#include "xp_engine.h"
+#include "xp_classify.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -59,21 +59,33 @@ static void ask_driver(uint64_t addr, xp_where *out)
 
 /* The thread's memory of the registry's last answers (xp_thread.h), good
  * while the registry's generation is gen. */
-static inline bool memo_hit(const xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
+static inline const xp_range_memo *memo_find(const xp_thread *t, uint64_t gen, uint64_t addr)
 {
     for (unsigned k = 0; k < XP_RANGE_MEMO; k++) {
         const xp_range_memo *m = &t->ranges[k];
-        if (m->valid && m->generation == gen && addr - m->base < m->size) {
-            *out = m->where;
-            return true;
-        }
+        if (m->valid && m->generation == gen && addr - m->base < m->size)
+            return m;
     }
-    return false;
+    return NULL;
 }
 
+static inline bool memo_hit(const xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
+{
+    const xp_range_memo *m = memo_find(t, gen, addr);
+    if (m != NULL)
+        *out = m->where;
+    return m != NULL;
+}
+
+/* Addresses that share an answer: a range of the registry, or a page the
+ * thread remembers the driver's answer for.  size 0: none. */
+typedef struct xp_span {
+    uint64_t base, size;
+} xp_span;
+
 /* xp_classify past the memo: the registry, else the driver.  t may be NULL
- * (no block: no memories). */
-static void classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
+ * (no block: no memories).  Returns the addresses the answer holds for. */
+static xp_span classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
 {
     out->kind = 0;
     out->device = -1;
@@ -88,7 +100,7 @@ static void classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *o
             t->ranges[t->next_range] = (xp_range_memo){r.base, r.size, gen, *out, true};
             t->next_range = (t->next_range + 1) % XP_RANGE_MEMO;
         }
-        return;
+        return (xp_span){r.base, r.size};
     }
     /* The thread's memory of what the driver said about a page (xp_thread.h);
      * without one, the driver is asked every time. */
@@ -96,15 +108,16 @@ static void classify_slow(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *o
     xp_where_memo *m = t ? &t->where[page % XP_WHERE_MEMO] : NULL;
     if (m && m->valid && m->page == page && m->generation == gen) {
         *out = m->where;
-        return;
+        return (xp_span){page << 12, 4096};
     }
     ask_driver(addr, out);
-    if (m) {
-        m->page = page;
-        m->generation = gen;
-        m->where = *out;
-        m->valid = true;
-    }
+    if (m == NULL)
+        return (xp_span){0, 0};
+    m->page = page;
+    m->generation = gen;
+    m->where = *out;
+    m->valid = true;
+    return (xp_span){page << 12, 4096};
 }
 
 void xp_classify(uint64_t addr, xp_where *out)
@@ -116,16 +129,27 @@ void xp_classify(uint64_t addr, xp_where *out)
         classify_slow(t, gen, addr, out);
 }
 
-void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd)
+/* One side of a copy, and the addresses its answer holds for. */
+static xp_span side(xp_thread *t, uint64_t gen, uint64_t addr, xp_where *out)
 {
-    /* One generation and one thread block for both sides: a copy's two
-     * classifications are the hottest part of its hook (issue 15). */
-    uint64_t gen = xp_registry_generation();
-    xp_thread *t = xp_thread_get();
-    if (t == NULL || !memo_hit(t, gen, src, ws))
-        classify_slow(t, gen, src, ws);
-    if (t == NULL || !memo_hit(t, gen, dst, wd))
-        classify_slow(t, gen, dst, wd);
+    const xp_range_memo *m = t ? memo_find(t, gen, addr) : NULL;
+    if (m == NULL)
+        return classify_slow(t, gen, addr, out);
+    *out = m->where;
+    return (xp_span){m->base, m->size};
+}
+
+void xp_classify_copy_slow(xp_thread *t, uint64_t gen, uint64_t src, uint64_t dst, xp_where *ws,
+                           xp_where *wd)
+{
+    if (t == NULL)
+        t = xp_thread_get();
+    xp_span s = side(t, gen, src, ws), d = side(t, gen, dst, wd);
+    /* The next copy between the same two allocations (or pages) is
+     * answered inline. */
+    if (t != NULL && s.size != 0 && d.size != 0)
+        t->pair = (xp_pair_memo){.generation = gen, .src_base = s.base, .src_size = s.size,
+                                 .dst_base = d.base, .dst_size = d.size, .ws = *ws, .wd = *wd};
 }
 
 uint64_t xp_driver_range_bytes(uint64_t ptr)

@@ -206,6 +206,13 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
         xp_config_fail(&rc, err, errlen, "XFERPROF_FINGERPRINT", v,
                        "is not one of off, sampled, full");
     }
+    if ((v = xp_env("XFERPROF_CLOCK"))) {
+        if (strcmp(v, "monotonic") == 0 || strcmp(v, "tsc") == 0)
+            c->clock_monotonic = v[0] == 'm';
+        else
+            xp_config_fail(&rc, err, errlen, "XFERPROF_CLOCK", v,
+                           "is neither tsc nor monotonic");
+    }
     if ((v = xp_env("XFERPROF_QUIET"))) {
         if (strcmp(v, "1") == 0)
             c->quiet = true;

@@ -48,6 +48,7 @@ typedef struct xp_config {
     bool nvtx_any_domain;     /* NAME@*: a range of that name in any domain */
     uint64_t delay_ns;        /* XFERPROF_DELAY: opens no earlier than this after start */
     uint64_t duration_ns;     /* XFERPROF_DURATION: each window closes after this; 0 none */
+    bool clock_monotonic;     /* XFERPROF_CLOCK=monotonic: records never read the TSC */
 } xp_config;
 
 /* Fills c from the environment.  Returns 0, or -1 with a one-line reason in

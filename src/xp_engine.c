@@ -38,10 +38,10 @@ __thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
 __thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
 __thread int xp_current_device __attribute__((tls_model("initial-exec")));
 
-enum { ST_OFF = 0, ST_STARTING, ST_ON, ST_DISABLED, ST_STOPPING };
+enum { ST_OFF = 0, ST_STARTING, ST_ON = XP_ENGINE_ON, ST_DISABLED, ST_STOPPING };
 
 /* The process's profiling session (xp_engine_int.h) and its state. */
-static _Atomic int state = ST_OFF;
+_Atomic int xp_engine_state = ST_OFF;
 xp_sess_state xp_sess = {.stop_lock = PTHREAD_MUTEX_INITIALIZER,
                          .stop_cond = PTHREAD_COND_INITIALIZER};
 /* Calls whose record could not be reserved in the journal: records_lost
@@ -127,7 +127,7 @@ static void put_cmdline(void)
  * threads that are not the vforking one's: once the child is gone, the
  * main thread's next CUDA call registers xp_engine_exit_handler there
  * (__cxa_thread_atexit_impl), which the main thread's exit() runs first. */
-static _Atomic pid_t vfork_exited_child;
+_Atomic int xp_vfork_exited_child;
 
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *arg, void *dso);
 extern void *__dso_handle;
@@ -154,10 +154,10 @@ static bool vfork_child_gone(pid_t child)
  * would end the session when that thread ends. */
 static void rearm_exit_after_vfork(void)
 {
-    pid_t child = atomic_load(&vfork_exited_child);
+    pid_t child = atomic_load(&xp_vfork_exited_child);
     if (child <= 0 || xp_my_tid() != (uint32_t)getpid() || !vfork_child_gone(child))
         return;
-    atomic_store(&vfork_exited_child, 0);
+    atomic_store(&xp_vfork_exited_child, 0);
     int saved = errno;
     (void)__cxa_thread_atexit_impl(xp_engine_exit_handler, NULL, &__dso_handle);
     errno = saved;
@@ -184,6 +184,7 @@ static void *ingest_main(void *arg)
         if (xp_sess.stop)
             break;
         pthread_mutex_unlock(&xp_sess.stop_lock);
+        xp_clock_tick();
         if (++tick % 10 == 0)
             xp_modules_scan(xp_sess.journal);
         char err[256];
@@ -253,6 +254,7 @@ static int start(void)
     if (xp_config_load(&xp_sess.cfg, err, sizeof err) != 0)
         warn("xferprof: %s", err);
     uint64_t start_wall = wall_ns();
+    xp_clock_start(!xp_sess.cfg.clock_monotonic);
     uint64_t start_mono = xp_now_ns();
     if (!choose_output(start_wall))
         return ST_DISABLED;
@@ -293,6 +295,7 @@ static int start(void)
     put_meta_u64("start_wall_ns", start_wall);
     put_meta_u64("start_mono_ns", start_mono);
     put_meta_u64("stack_depth", (uint64_t)xp_sess.cfg.stack_depth);
+    xp_session_put_meta("clock", xp_clock_name());
     xp_session_put_meta("fingerprint", xp_config_fingerprint_name(xp_sess.cfg.fingerprint));
     put_meta_u64("fingerprint_threshold", XP_FP_THRESHOLD);
     const char *rank = xp_config_rank();
@@ -302,6 +305,7 @@ static int start(void)
     xp_devices_start_meta(xp_sess.journal, xp_my_tid());
     xp_stack_init();
     xp_modules_scan(xp_sess.journal);
+    xp_clock_started();
 
     xp_sess.thread_started = spawn_quiet(&xp_sess.thread, NULL, ingest_main, NULL);
     if (xp_sess.cfg.manifest[0] && xp_outfile_manifest_add(xp_sess.cfg.manifest, xp_sess.pid,
@@ -352,50 +356,44 @@ static int run_on_own_thread(int (*fn)(void))
 
 bool xp_engine_ready(void)
 {
-    int s = atomic_load_explicit(&state, memory_order_acquire);
+    int s = atomic_load_explicit(&xp_engine_state, memory_order_acquire);
     if (s == ST_ON)
         return true;
     if (s == ST_OFF) {
         int expected = ST_OFF;
-        if (atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
+        if (atomic_compare_exchange_strong(&xp_engine_state, &expected, ST_STARTING)) {
             int saved = errno;
             xp_depth++;
             int next = run_on_own_thread(start);
             xp_depth--;
             errno = saved;
-            atomic_store_explicit(&state, next, memory_order_release);
+            atomic_store_explicit(&xp_engine_state, next, memory_order_release);
             return next == ST_ON;
         }
     }
     /* Another thread is starting the session: wait for it, so that no call
      * around start-up goes unrecorded. */
-    while ((s = atomic_load_explicit(&state, memory_order_acquire)) == ST_STARTING)
+    while ((s = atomic_load_explicit(&xp_engine_state, memory_order_acquire)) == ST_STARTING)
         sched_yield();
     return s == ST_ON;
 }
 
-xp_stripe *xp_engine_enter(void)
+xp_stripe *xp_engine_enter_slow(void)
 {
-    /* The common case first: the session on, no vfork child gone (two
-     * relaxed-or-acquire loads, no call to xp_engine_ready). */
-    if (__builtin_expect(atomic_load_explicit(&state, memory_order_acquire) == ST_ON &&
-                             atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) == 0,
-                         1))
-        return xp_inflight_enter();
     /* The program's next CUDA call after a vfork child's exit(). */
-    if (atomic_load_explicit(&vfork_exited_child, memory_order_relaxed) != 0)
+    if (atomic_load_explicit(&xp_vfork_exited_child, memory_order_relaxed) != 0)
         rearm_exit_after_vfork();
     if (xp_engine_ready())
         return xp_inflight_enter();
     /* A call the program makes while we stop is a call we do not record. */
-    if (atomic_load_explicit(&state, memory_order_relaxed) == ST_STOPPING)
+    if (atomic_load_explicit(&xp_engine_state, memory_order_relaxed) == ST_STOPPING)
         xp_inflight_refused();
     return NULL;
 }
 
 xp_session xp_engine_session(void)
 {
-    switch (atomic_load_explicit(&state, memory_order_acquire)) {
+    switch (atomic_load_explicit(&xp_engine_state, memory_order_acquire)) {
     case ST_ON: return XP_SESSION_ON;
     case ST_STARTING: return XP_SESSION_STARTING;
     case ST_STOPPING: return XP_SESSION_STOPPING;
@@ -429,7 +427,7 @@ static void on_fork_child(void)
     /* The child gets its own journal and database on its first call; the
      * parent's are left untouched (and our handles to them are dropped, not
      * closed: closing would act on the parent's files). */
-    int s = atomic_load(&state);
+    int s = atomic_load(&xp_engine_state);
     if (s == ST_ON || s == ST_STOPPING) {
         xp_journal_abandon_after_fork(xp_sess.journal);
         xp_sess.journal = NULL;
@@ -446,7 +444,7 @@ static void on_fork_child(void)
     xp_cached_tid = 0;
     xp_runtime_note_after_fork();
     xp_graph_after_fork();
-    atomic_store(&state, ST_OFF);
+    atomic_store(&xp_engine_state, ST_OFF);
 }
 
 __attribute__((constructor)) static void xp_engine_load(void)
@@ -585,7 +583,7 @@ static void note_silent_rank(void)
 
 __attribute__((destructor)) static void xp_engine_unload(void)
 {
-    if (atomic_load(&state) == ST_OFF) {
+    if (atomic_load(&xp_engine_state) == ST_OFF) {
         note_silent_rank();
         return;
     }
@@ -593,12 +591,12 @@ __attribute__((destructor)) static void xp_engine_unload(void)
      * parent's memory, where the session is the parent's; all it may do is
      * tell the parent (rearm_exit_after_vfork). */
     if (xp_sess.pid != getpid()) {
-        if (atomic_load(&state) == ST_ON)
-            atomic_store(&vfork_exited_child, getpid());
+        if (atomic_load(&xp_engine_state) == ST_ON)
+            atomic_store(&xp_vfork_exited_child, getpid());
         return;
     }
     int expected = ST_ON;
-    if (!atomic_compare_exchange_strong(&state, &expected, ST_STOPPING))
+    if (!atomic_compare_exchange_strong(&xp_engine_state, &expected, ST_STOPPING))
         return;
     int saved = errno;
     xp_depth++;

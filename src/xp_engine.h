@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "xp_api.h"
+#include "xp_clock.h"
 #include "xp_format.h"
 #include "xp_inflight.h"
 #include "xp_stack.h"
@@ -48,21 +49,34 @@ typedef struct xp_scope {
     xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
 
-static inline uint64_t xp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* True when this call is to be recorded: the profiler is on (initialized on
  * first use) and not stopping. */
 bool xp_engine_ready(void);
 
+/* The session's state (xp_engine.c's: XP_ENGINE_ON when on) and the pid of
+ * a vfork child that called exit() in our memory (0: none), read inline by
+ * every hook (issue 15). */
+#define XP_ENGINE_ON 2
+extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
+extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
+
+/* xp_engine_enter past its common case (out of line). */
+xp_stripe *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
+
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
- * thread's in-flight stripe, or NULL when the call is not recorded. */
-xp_stripe *xp_engine_enter(void);
+ * thread's in-flight stripe, or NULL when the call is not recorded.  The
+ * common case (the session on, no vfork child gone) is two loads. */
+static inline xp_stripe *xp_engine_enter(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
+                                 XP_ENGINE_ON &&
+                             atomic_load_explicit(&xp_vfork_exited_child,
+                                                  memory_order_relaxed) == 0,
+                         1))
+        return xp_inflight_enter();
+    return xp_engine_enter_slow();
+}
 
 /* xp_scope_enter's decision for a hook entered while xp_depth was already
  * above 0 (out of line: the uncommon case).  Whether to record it. */
@@ -70,7 +84,7 @@ bool xp_scope_enter_deeper(xp_scope *s);
 
 /* A hook, before calling real (its s->site set): whether to record the
  * call, and from here to xp_scope_returned the thread runs real. */
-static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
+static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, uintptr_t real)
 {
     /* Deeper first: a signal arriving from here on finds the thread busy. */
     int depth = xp_depth++;
@@ -97,7 +111,7 @@ static inline void xp_scope_enter(xp_scope *s, uintptr_t real)
 /* After the real call returned: whether to write its records.  False when
  * the call is not recorded, or when the process's exit cut it off while it
  * ran (it was then counted as lost, and the journal may be gone). */
-static inline bool xp_scope_returned(xp_scope *s)
+static inline __attribute__((always_inline)) bool xp_scope_returned(xp_scope *s)
 {
     if (s->recording) {
         /* Writing its records: ours, and not to be disturbed. */
@@ -116,7 +130,7 @@ static inline bool xp_scope_returned(xp_scope *s)
  * thread's state the recording of this one changed. */
 void xp_scope_leave_foreign(const xp_scope *s);
 
-static inline void xp_scope_leave(const xp_scope *s)
+static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope *s)
 {
     xp_callee = s->callee_before;
     xp_callee_clean = s->clean_before;
@@ -166,9 +180,6 @@ typedef struct xp_where {
  * registry does not know, with a per-thread cache of the answers. */
 void xp_classify(uint64_t addr, xp_where *out);
 
-/* xp_classify of a copy's source (into *ws) and destination (into *wd). */
-void xp_classify_copy(uint64_t src, uint64_t dst, xp_where *ws, xp_where *wd);
-
 /* Sides of a copy known to be device memory whatever the registry says (a
  * module variable, a peer copy): xp_copy_call.device_sides. */
 #define XP_SIDE_SRC_DEVICE 1u
@@ -210,6 +221,13 @@ typedef struct xp_copy_call {
  * copies, the destination of D2H copies by synchronous APIs; never device or
  * managed memory. */
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status);
+
+/* The whole path of a 1D copy hook after its real call returned (what
+ * xp_scope_returned, xp_record_copy of a plain xp_copy_call and
+ * xp_scope_leave do, in one function: the hottest hooks, issue 15).  The
+ * caller saves and restores errno around it. */
+void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
+                  uint64_t stream, bool async, int status);
 
 /* A memset of `bytes` bytes at dst to (the low byte of) value. */
 void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,

@@ -11,15 +11,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* Host memory the preload may read: ordinary or page-locked, never device
- * memory and never managed memory (reading that from the host would migrate
- * its pages on a real GPU and change the program's performance). */
-static bool fp_readable(const xp_where *w, bool known_device)
-{
-    return !known_device &&
-           (w->kind == 0 || w->kind == XP_ALLOC_PINNED || w->kind == XP_ALLOC_REGISTERED);
-}
-
 /* The bytes a copy moved on one side: `height` rows of `width` bytes, rows
  * `pitch` apart (a 1D copy is one row), in slices of `slice_rows` rows
  * `slice` bytes apart (a 2D copy is one slice).  Offsets below are into the
@@ -87,14 +78,20 @@ static inline uint64_t fingerprint(const fp_region *r, bool full, uint8_t *kind)
     return fingerprint_rows(r, total, exact);
 }
 
+/* A 1D copy's side: one row. */
+static fp_region contiguous(uint64_t addr, uint64_t bytes)
+{
+    return (fp_region){.base = (const unsigned char *)(uintptr_t)addr, .width = bytes,
+                       .height = 1, .pitch = bytes, .slice_rows = 1, .slice = bytes};
+}
+
 /* The region of side `dst` (else the source) of copy c at addr: false when
  * nothing moved. */
 static bool copy_region(const xp_copy_call *c, bool dst, fp_region *r)
 {
     uint64_t addr = dst ? c->dst : c->src, pitch = dst ? c->dpitch : c->spitch,
              slice = dst ? c->dslice : c->sslice;
-    *r = (fp_region){.base = (const unsigned char *)(uintptr_t)addr, .width = c->bytes,
-                     .height = 1, .pitch = c->bytes, .slice_rows = 1, .slice = c->bytes};
+    *r = contiguous(addr, c->bytes);
     if (c->height > 0) {
         if (c->width == 0 || c->bytes == 0)
             return false;   /* nothing moved (a 3D copy of depth 0, too) */
@@ -117,18 +114,22 @@ uint64_t xp_fp_copy(const xp_copy_call *c, uint8_t dir, const xp_where *ws, cons
     *kind = XP_FP_NONE;
     if (mode == XP_FP_MODE_OFF || c->migrate)
         return 0;               /* off, or managed memory: never read */
-    bool dst;
-    if ((dir == XP_DIR_H2D || dir == XP_DIR_H2H) &&
-        fp_readable(ws, c->device_sides & XP_SIDE_SRC_DEVICE))
-        dst = false;            /* what was sent: still there at call time */
-    else if (dir == XP_DIR_D2H && complete &&
-             fp_readable(wd, c->device_sides & XP_SIDE_DST_DEVICE))
-        dst = true;             /* what arrived */
-    else
-        return 0;
+    int side = xp_fp_side(dir, ws, wd, c->device_sides, complete);
     fp_region r;
-    if (!copy_region(c, dst, &r))
+    if (side == 0 || !copy_region(c, side == XP_FP_DST, &r))
         return 0;
+    return fingerprint(&r, mode == XP_FP_MODE_FULL, kind);
+}
+
+uint64_t xp_fp_bytes(uint64_t addr, uint64_t bytes, xp_fp_mode mode, uint8_t *kind)
+{
+    /* fingerprint()'s first case, without the region (a tiny copy's hash
+     * is a few dozen instructions: issue 15). */
+    if (mode == XP_FP_MODE_FULL || bytes <= XP_FP_THRESHOLD) {
+        *kind = XP_FP_FULL;
+        return XXH3_64bits((const void *)(uintptr_t)addr, (size_t)bytes);
+    }
+    fp_region r = contiguous(addr, bytes);
     return fingerprint(&r, mode == XP_FP_MODE_FULL, kind);
 }
 
@@ -143,23 +144,42 @@ static struct {
     _Atomic uint64_t bytes, sample;
 } confirm_slots[XP_FP_CONFIRM_SLOTS];
 
-uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled)
+/* Whether an earlier sampled upload of `bytes` had the same sample (and
+ * this one is remembered for the next). */
+static bool seen_sample(uint64_t bytes, uint64_t sampled)
 {
-    uint64_t h = sampled ^ (c->bytes * UINT64_C(0x9E3779B97F4A7C15));
+    uint64_t h = sampled ^ (bytes * UINT64_C(0x9E3779B97F4A7C15));
     __typeof__(&confirm_slots[0]) slot = &confirm_slots[(h ^ (h >> 32)) % XP_FP_CONFIRM_SLOTS];
-    bool repeat = atomic_load_explicit(&slot->bytes, memory_order_relaxed) == c->bytes &&
+    bool repeat = atomic_load_explicit(&slot->bytes, memory_order_relaxed) == bytes &&
                   atomic_load_explicit(&slot->sample, memory_order_relaxed) == sampled;
     if (!repeat) {
-        atomic_store_explicit(&slot->bytes, c->bytes, memory_order_relaxed);
+        atomic_store_explicit(&slot->bytes, bytes, memory_order_relaxed);
         atomic_store_explicit(&slot->sample, sampled, memory_order_relaxed);
-        return 0;
     }
-    fp_region r;
-    if (!copy_region(c, false, &r))
-        return 0;
+    return repeat;
+}
+
+static uint64_t confirm(const fp_region *r)
+{
     uint8_t kind;
-    uint64_t full = fingerprint(&r, true, &kind);
+    uint64_t full = fingerprint(r, true, &kind);
     return full ? full : 1;   /* 0 says "not taken" */
+}
+
+uint64_t xp_fp_confirm(const xp_copy_call *c, uint64_t sampled)
+{
+    fp_region r;
+    if (!seen_sample(c->bytes, sampled) || !copy_region(c, false, &r))
+        return 0;
+    return confirm(&r);
+}
+
+uint64_t xp_fp_confirm_bytes(uint64_t addr, uint64_t bytes, uint64_t sampled)
+{
+    if (!seen_sample(bytes, sampled))
+        return 0;
+    fp_region r = contiguous(addr, bytes);
+    return confirm(&r);
 }
 
 void xp_fp_confirm_reset(void)

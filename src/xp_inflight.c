@@ -21,36 +21,20 @@
  * same word, so each call is on exactly one side of the close and of the cut:
  * recorded, or counted as lost, never both and never neither.
  */
-#define XP_STRIPES 64
 
-/* Owned by this file; written by every recorded call. */
-static struct {
-    _Alignas(64) _Atomic uint64_t word;
-} stripes[XP_STRIPES];
+/* Owned by this file; written by every recorded call (xp_inflight.h). */
+struct xp_stripe_line xp_stripes[XP_STRIPES];
 /* Calls refused while stopping (xp_inflight_refused). */
 static _Atomic uint64_t refused;
 /* The calling thread's own counted call (xp_inflight.h): exit called from
  * inside a hook must not wait for itself. */
 __thread uint8_t xp_inflight_own_phase __attribute__((tls_model("initial-exec")));
 
-static _Atomic uint64_t *my_stripe(void)
+xp_stripe *xp_inflight_enter_closed(xp_stripe *w)
 {
-    /* Thread blocks lie a stack apart: hash the address, keep the top bits. */
-    uintptr_t a = (uintptr_t)&xp_inflight_own_phase;
-    return &stripes[(uint64_t)a * 0x9E3779B97F4A7C15ull >> 58].word;
-}
-
-xp_stripe *xp_inflight_enter(void)
-{
-    _Atomic uint64_t *w = my_stripe();
-    uint64_t v = atomic_fetch_add_explicit(w, XP_INCALL_ONE, memory_order_acq_rel);
-    if (__builtin_expect(v & XP_CLOSED, 0)) {
-        atomic_fetch_sub_explicit(w, XP_INCALL_ONE, memory_order_relaxed);
-        xp_inflight_refused();
-        return NULL;
-    }
-    xp_inflight_own_phase = 1;
-    return w;
+    atomic_fetch_sub_explicit(w, XP_INCALL_ONE, memory_order_relaxed);
+    xp_inflight_refused();
+    return NULL;
 }
 
 uint8_t xp_inflight_phase(void)
@@ -71,7 +55,7 @@ void xp_inflight_refused(void)
 void xp_inflight_close(void)
 {
     for (int i = 0; i < XP_STRIPES; i++)
-        atomic_fetch_or_explicit(&stripes[i].word, XP_CLOSED, memory_order_seq_cst);
+        atomic_fetch_or_explicit(&xp_stripes[i].word, XP_CLOSED, memory_order_seq_cst);
 }
 
 /* Calls in flight of one kind (in_call: inside the real call, else writing),
@@ -80,7 +64,7 @@ static uint64_t others(bool in_call)
 {
     uint64_t n = 0;
     for (int i = 0; i < XP_STRIPES; i++) {
-        uint64_t v = atomic_load_explicit(&stripes[i].word, memory_order_acquire);
+        uint64_t v = atomic_load_explicit(&xp_stripes[i].word, memory_order_acquire);
         n += in_call ? v & XP_COUNT_MASK : (v >> 31) & XP_COUNT_MASK;
     }
     return n - (xp_inflight_own_phase == (in_call ? 1 : 2));
@@ -101,7 +85,7 @@ uint64_t xp_inflight_cut_off(uint64_t wait_ns)
     wait_for(false, xp_now_ns() + wait_ns);
     uint64_t cut = 0;
     for (int i = 0; i < XP_STRIPES; i++)
-        cut += atomic_fetch_or_explicit(&stripes[i].word, XP_CUT, memory_order_seq_cst) &
+        cut += atomic_fetch_or_explicit(&xp_stripes[i].word, XP_CUT, memory_order_seq_cst) &
                XP_COUNT_MASK;
     /* Writers were past their real call: a record or two each, no waiting
      * on the device.  Bounded all the same. */
@@ -112,9 +96,9 @@ uint64_t xp_inflight_cut_off(uint64_t wait_ns)
 void xp_inflight_after_fork(void)
 {
     for (int i = 0; i < XP_STRIPES; i++)
-        atomic_store_explicit(&stripes[i].word, 0, memory_order_relaxed);
+        atomic_store_explicit(&xp_stripes[i].word, 0, memory_order_relaxed);
     atomic_store_explicit(&refused, 0, memory_order_relaxed);
     if (xp_inflight_own_phase)
-        atomic_store_explicit(my_stripe(), xp_inflight_own_phase == 1 ? XP_INCALL_ONE : XP_WRITER_ONE,
+        atomic_store_explicit(xp_inflight_stripe(), xp_inflight_own_phase == 1 ? XP_INCALL_ONE : XP_WRITER_ONE,
                               memory_order_relaxed);
 }

@@ -16,7 +16,6 @@
  * the thread's stripe, which the call hands to the other two: the stripe is
  * found once per call, and they inline (issue 15: the hook's cost). */
 typedef _Atomic uint64_t xp_stripe;
-xp_stripe *xp_inflight_enter(void);
 
 /* The bits of a stripe's word (xp_inflight.c says what they count). */
 #define XP_INCALL_ONE 1ull
@@ -29,6 +28,33 @@ xp_stripe *xp_inflight_enter(void);
  * writing (xp_inflight.c's; here for the inline functions below). */
 extern __thread uint8_t xp_inflight_own_phase
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* One word per stripe, a cache line each (xp_inflight.c says why). */
+#define XP_STRIPES 64
+extern struct xp_stripe_line {
+    _Alignas(64) xp_stripe word;
+} xp_stripes[XP_STRIPES] __attribute__((visibility("hidden")));
+
+/* xp_inflight_enter when exit has closed the gate (out of line). */
+xp_stripe *xp_inflight_enter_closed(xp_stripe *w) __attribute__((visibility("hidden")));
+
+/* The calling thread's stripe. */
+static inline xp_stripe *xp_inflight_stripe(void)
+{
+    /* Thread blocks lie a stack apart: hash the address, keep the top bits. */
+    uintptr_t a = (uintptr_t)&xp_inflight_own_phase;
+    return &xp_stripes[(uint64_t)a * 0x9E3779B97F4A7C15ull >> 58].word;
+}
+
+static inline xp_stripe *xp_inflight_enter(void)
+{
+    xp_stripe *w = xp_inflight_stripe();
+    uint64_t v = atomic_fetch_add_explicit(w, XP_INCALL_ONE, memory_order_acq_rel);
+    if (__builtin_expect(v & XP_CLOSED, 0))
+        return xp_inflight_enter_closed(w);
+    xp_inflight_own_phase = 1;
+    return w;
+}
 
 static inline bool xp_inflight_returned(xp_stripe *w)
 {

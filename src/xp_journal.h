@@ -13,6 +13,29 @@
 
 typedef struct xp_journal xp_journal;
 
+/* What every reservation reads of the journal, its first member (the rest
+ * is xp_journal_writer.c's): its generation, and where to read whether it
+ * is still this process's (a page zeroed in fork children). */
+typedef struct xp_journal_hot {
+    uint64_t gen;
+    const uint64_t *live_gen;
+} xp_journal_hot;
+
+/* The calling thread's chunk: where its next record goes.  initial-exec
+ * TLS: the library is preloaded (so its TLS is static) and the hot path
+ * must not call __tls_get_addr. */
+typedef struct xp_writer_tls {
+    char *next;                    /* where the next record goes */
+    char *end;                     /* end of the chunk */
+    uint64_t gen;                  /* the journal it belongs to; 0: none */
+    uint64_t chunk;                /* its index + 1 (0: none yet) */
+} xp_writer_tls;
+extern __thread xp_writer_tls xp_writer_self
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* xp_journal_reserve past the thread's chunk (out of line). */
+void *xp_journal_reserve_slow(xp_journal *j, uint32_t size) __attribute__((visibility("hidden")));
+
 /* Creates the journal at path, which must not exist (O_EXCL | O_NOFOLLOW:
  * EEXIST, or ELOOP for a symlink, when something is there), and writes its
  * header from `header` (magic, version, sizes are filled in here).  No
@@ -31,8 +54,21 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
  * one).  Returns NULL for an invalid size, in a fork child (see
  * xp_journal_abandon_after_fork), or when the journal cannot grow (disk
  * full, mapping failed): the record is counted as lost.  Lock-free except
- * when the file must grow.  Never allocates with malloc, never prints. */
-void *xp_journal_reserve(xp_journal *j, uint32_t size);
+ * when the file must grow.  Never allocates with malloc, never prints.
+ * Inline: the common case is a bump of the thread's pointer (issue 15). */
+static inline void *xp_journal_reserve(xp_journal *j, uint32_t size)
+{
+    xp_writer_tls *t = &xp_writer_self;
+    const xp_journal_hot *h = (const xp_journal_hot *)(const void *)j;
+    if (__builtin_expect(t->gen == *h->live_gen && (size_t)(t->end - t->next) >= size &&
+                             size >= sizeof(xp_rec_header) && (size & 7u) == 0,
+                         1)) {
+        char *p = t->next;
+        t->next = p + size;
+        return p;
+    }
+    return xp_journal_reserve_slow(j, size);
+}
 
 /* Publishes a record written into space from xp_journal_reserve (its
  * header's size set): stores its checksum (xp_checksum.h) into its header's

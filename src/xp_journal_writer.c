@@ -97,8 +97,8 @@ enum {
 #define XP_RETRY_NS 100000000ull
 
 struct xp_journal {
-    uint64_t gen;                  /* unique per journal object */
-    const uint64_t *live_gen;      /* gen, in a page zeroed in fork children (see the top) */
+    xp_journal_hot hot;            /* gen: unique per journal object; live_gen: gen, in a
+                                      page zeroed in fork children (see the top) */
     xp_file_id id;                 /* the file we created (see "Descriptors" at the top) */
     size_t page;
     size_t stride;                 /* bytes between chunk slots in a window */
@@ -132,15 +132,8 @@ struct xp_journal {
  * same address (or the child's journal after fork).  Owned by this file. */
 static _Atomic uint64_t xp_journal_generations;
 
-/* The calling thread's chunk.  initial-exec TLS: the library is preloaded (so
- * its TLS is static) and the hot path must not call __tls_get_addr. */
-typedef struct xp_writer_tls {
-    char *next;                    /* where the next record goes */
-    char *end;                     /* end of the chunk */
-    uint64_t gen;                  /* the journal it belongs to; 0: none */
-    uint64_t chunk;                /* its index + 1 (0: none yet) */
-} xp_writer_tls;
-static __thread xp_writer_tls xp_tls __attribute__((tls_model("initial-exec")));
+/* The calling thread's chunk (xp_journal.h). */
+__thread xp_writer_tls xp_writer_self __attribute__((tls_model("initial-exec")));
 
 static bool xp_valid_size(uint32_t size)
 {
@@ -312,7 +305,7 @@ static char *xp_take_chunk(xp_journal *j)
 /* Whether this is (still) the process that created the journal. */
 static bool xp_owned(const xp_journal *j)
 {
-    return *j->live_gen == j->gen && !atomic_load_explicit(&j->abandoned, memory_order_relaxed);
+    return *j->hot.live_gen == j->hot.gen && !atomic_load_explicit(&j->abandoned, memory_order_relaxed);
 }
 
 /* The end of the rest xp_take_spare handed out last (its caller's, read
@@ -386,8 +379,8 @@ static void xp_release_chunk(xp_journal *j, uint64_t idx)
 static void xp_thread_ended(void *arg)
 {
     xp_journal *j = arg;
-    xp_writer_tls *t = &xp_tls;
-    if (t->gen != j->gen || !xp_owned(j))
+    xp_writer_tls *t = &xp_writer_self;
+    if (t->gen != j->hot.gen || !xp_owned(j))
         return;
     /* The rest no one will write: this thread's when too small or not
      * kept, or the kept one it displaces. */
@@ -429,7 +422,7 @@ static void xp_thread_ended(void *arg)
  * rest is closed and the pages let go. */
 static void xp_leave_chunk(xp_journal *j, xp_writer_tls *t)
 {
-    if (t->gen != j->gen || t->chunk == 0)
+    if (t->gen != j->hot.gen || t->chunk == 0)
         return;
     int saved = errno;
     xp_close_rest(t->next, t->end, (uint32_t)syscall(SYS_gettid));
@@ -438,17 +431,17 @@ static void xp_leave_chunk(xp_journal *j, xp_writer_tls *t)
 }
 
 /* Out of line, so that the hot path below stays a leaf without spills. */
-__attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint32_t size)
+__attribute__((noinline, cold)) void *xp_journal_reserve_slow(xp_journal *j, uint32_t size)
 {
     if (!xp_valid_size(size) || !xp_owned(j))
         goto lost;
-    xp_writer_tls *t = &xp_tls;
-    if (j->has_exit_key && t->gen != j->gen)
+    xp_writer_tls *t = &xp_writer_self;
+    if (j->has_exit_key && t->gen != j->hot.gen)
         pthread_setspecific(j->exit_key, j);   /* this thread's first chunk of j */
-    char *rest = xp_take_spare(j, size, t->gen == j->gen ? t->chunk : 0);
+    char *rest = xp_take_spare(j, size, t->gen == j->hot.gen ? t->chunk : 0);
     if (rest != NULL) {
         xp_leave_chunk(j, t);
-        t->gen = j->gen;
+        t->gen = j->hot.gen;
         t->next = rest + size;
         t->end = xp_spare_end;
         t->chunk = xp_chunk_index(t->end) + 1;
@@ -466,7 +459,7 @@ __attribute__((noinline, cold)) static void *xp_reserve_slow(xp_journal *j, uint
     if (retry != 0)
         atomic_store_explicit(&j->retry_after, 0, memory_order_relaxed);
     xp_leave_chunk(j, t);
-    t->gen = j->gen;
+    t->gen = j->hot.gen;
     t->next = c + sizeof(xp_chunk_header) + size;
     t->end = c + XP_CHUNK_SIZE;
     t->chunk = ((const xp_chunk_header *)c)->index + 1;
@@ -478,19 +471,6 @@ lost:
 
 /* The hot path: a bump of the thread's own pointer.  The space is zero
  * because the file was extended with zeros and nothing is written twice. */
-void *xp_journal_reserve(xp_journal *j, uint32_t size)
-{
-    xp_writer_tls *t = &xp_tls;
-    if (__builtin_expect(t->gen == *j->live_gen && (size_t)(t->end - t->next) >= size &&
-                             size >= sizeof(xp_rec_header) && (size & 7u) == 0,
-                         1)) {
-        char *p = t->next;
-        t->next = p + size;
-        return p;
-    }
-    return xp_reserve_slow(j, size);
-}
-
 void xp_journal_commit(void *record)
 {
     if (record == NULL)
@@ -537,8 +517,8 @@ const char *xp_journal_path(const xp_journal *j)
 
 static void xp_free_private(xp_journal *j)
 {
-    if (j->live_gen != NULL)
-        munmap((void *)j->live_gen, j->page);
+    if (j->hot.live_gen != NULL)
+        munmap((void *)j->hot.live_gen, j->page);
     free(j->windows);
     free(j->path);
     free(j);
@@ -622,7 +602,7 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
         goto fail_mutex;
     }
     j->hdr = hp;
-    j->gen = atomic_fetch_add(&xp_journal_generations, 1) + 1;
+    j->hot.gen = atomic_fetch_add(&xp_journal_generations, 1) + 1;
     void *gp = mmap(NULL, j->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (gp == MAP_FAILED) {
         err = errno;
@@ -630,8 +610,8 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
         goto fail_mutex;
     }
     (void)madvise(gp, j->page, MADV_WIPEONFORK);  /* best effort: see the top */
-    *(uint64_t *)gp = j->gen;
-    j->live_gen = gp;
+    *(uint64_t *)gp = j->hot.gen;
+    j->hot.live_gen = gp;
     /* The first growth step now, so a full disk shows at start-up (where the
      * profiler can say so) rather than as lost records. */
     err = xp_grow(j, fd, XP_GROW_MIN);
@@ -665,8 +645,8 @@ void xp_journal_close(xp_journal *j)
 {
     if (j == NULL)
         return;
-    xp_writer_tls *t = &xp_tls;
-    if (t->gen == j->gen)
+    xp_writer_tls *t = &xp_writer_self;
+    if (t->gen == j->hot.gen)
         *t = (xp_writer_tls){0};
     if (xp_owned(j)) {
         /* A window holds its chunks' mappings: one munmap takes both. */
@@ -696,8 +676,8 @@ void xp_journal_abandon_after_fork(xp_journal *j)
     if (j == NULL)
         return;
     atomic_store(&j->abandoned, true);
-    xp_writer_tls *t = &xp_tls;
-    if (t->gen == j->gen)
+    xp_writer_tls *t = &xp_writer_self;
+    if (t->gen == j->hot.gen)
         *t = (xp_writer_tls){0};
 }
 

@@ -34,16 +34,17 @@ static const xp_py_layout layouts[] = {
 };
 
 /* The interpreter found, filled once under scan_lock and then published
- * through `active` (never changed after). */
-typedef struct py_state {
+ * through xp_python_active (never changed after). */
+struct py_state {
     const xp_py_layout *L;
     uintptr_t runtime;        /* &_PyRuntime */
     uintptr_t code_type, str_type, bytes_type, frame_type;
     char version[32];         /* "3.12.1" */
     char module[4096];        /* the object that exports _PyRuntime */
-} py_state;
+};
+typedef struct py_state py_state;
 static py_state found;
-static _Atomic(const py_state *) active;
+_Atomic(const py_state *) xp_python_active;
 
 /* Guarded by scan_lock: the scan has decided (found or unsupported), and
  * whether this session's journal has the meta saying what it decided. */
@@ -236,10 +237,10 @@ static int32_t instr_offset(const py_state *st, uintptr_t frame, uintptr_t code)
     return off >= 0 && off < size ? (int32_t)off : -1;
 }
 
-int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
+int xp_python_capture_found(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
 {
     *hash = 0;
-    const py_state *st = atomic_load_explicit(&active, memory_order_acquire);
+    const py_state *st = atomic_load_explicit(&xp_python_active, memory_order_acquire);
     if (st == NULL)
         return 0;
     const xp_py_layout *L = st->L;
@@ -402,13 +403,13 @@ void xp_python_scan(xp_journal *j)
     pthread_mutex_lock(&scan_lock);
     if (!decided) {
         if (identify())
-            atomic_store_explicit(&active, &found, memory_order_release);
+            atomic_store_explicit(&xp_python_active, &found, memory_order_release);
         decided = found.runtime != 0;   /* no interpreter yet: look again next scan */
     }
     if (decided && !meta_written) {
         uint32_t tid = (uint32_t)syscall(SYS_gettid);
         meta_written = true;
-        if (atomic_load_explicit(&active, memory_order_relaxed)) {
+        if (atomic_load_explicit(&xp_python_active, memory_order_relaxed)) {
             xp_journal_put_meta(j, tid, "python_version", found.version);
             xp_journal_put_meta(j, tid, "python_module", found.module);
         } else {

@@ -2,6 +2,8 @@
 #ifndef XP_PYTHON_H
 #define XP_PYTHON_H
 
+#include <stdatomic.h>
+
 #include "xp_journal.h"
 
 /* Looks for a CPython interpreter in the process (the executable or a loaded
@@ -21,8 +23,23 @@ void xp_python_scan(xp_journal *j);
  * the interpreter is being torn down by another thread).  Reads only the
  * thread's own frames, never takes the GIL, never allocates; every pointer
  * followed is checked (alignment, range, object type) and the walk is
- * bounded.  *hash (OUT): a hash of the frames, 0 when there are none. */
-int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash);
+ * bounded.  *hash (OUT): a hash of the frames, 0 when there are none.
+ * Inline: a process without an interpreter pays a load (every native stack
+ * captured asks, issue 15). */
+int xp_python_capture_found(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
+    __attribute__((visibility("hidden")));
+
+/* The interpreter found (xp_python.c's; NULL: none). */
+extern _Atomic(const struct py_state *) xp_python_active __attribute__((visibility("hidden")));
+
+static inline int xp_python_capture(xp_journal *j, xp_pyframe *out, int max, uint64_t *hash)
+{
+    if (atomic_load_explicit(&xp_python_active, memory_order_relaxed) == NULL) {
+        *hash = 0;
+        return 0;
+    }
+    return xp_python_capture_found(j, out, max, hash);
+}
 
 /* A forked child: code objects and meta are written again to its journal. */
 void xp_python_reset(void);

@@ -3,6 +3,7 @@
  * traffic only inside the capture window, xp_window.h), the
  * registry kept up to date with allocations and frees, and the state that
  * pairs an async copy with the sync that waits for it. */
+#include "xp_classify.h"
 #include "xp_engine.h"
 #include "xp_engine_int.h"
 #include "xp_fingerprint.h"
@@ -45,7 +46,10 @@ reserve_call_at(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int
     c->h.size = size;
     c->h.tid = xp_my_tid();
     c->start_ns = s->start_ns;
-    c->end_ns = xp_now_ns();
+    /* At or after the start, whichever TSC scale each was read on
+     * (xp_clock.h). */
+    uint64_t end = xp_now_ns();
+    c->end_ns = end > s->start_ns ? end : s->start_ns;
     /* Not even a call without stacks (issue 15: every instruction counts). */
     c->stack_id = stack_id != NULL             ? *stack_id
                   : xp_sess.cfg.stack_depth > 0 ? xp_stack_capture(xp_sess.journal,
@@ -141,7 +145,11 @@ void xp_engine_last_copy_back(const void *buf)
     memcpy(&last_copy, buf, sizeof last_copy);
 }
 
-void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
+/* Inlined into write_copy, where the fields a 1D copy hook fills with
+ * constants fold away (issue 15: the hook's cost); xp_copy_classify is the
+ * graph table's. */
+static inline __attribute__((always_inline)) void classify_copy(const xp_copy_call *c,
+                                                                xp_copy_facts *f)
 {
     xp_where *ws = &f->ws, *wd = &f->wd;
     /* Arrays are rare: the common case keeps its one classification of both sides. */
@@ -197,14 +205,19 @@ void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
     f->device = device;
 }
 
+void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
+{
+    classify_copy(c, f);
+}
+
 /* A copy record: an ordinary call's (run NULL), or one of the copies a
  * graph launch ran (its node and the launch's stack; held the caller no
  * more than the launch did, and pairs with no sync). */
-static void write_copy(const xp_scope *s, const xp_copy_call *c, int status,
-                       const xp_graph_run *run)
+static inline __attribute__((always_inline)) void
+write_copy(const xp_scope *s, const xp_copy_call *c, int status, const xp_graph_run *run)
 {
     xp_copy_facts f;
-    xp_copy_classify(c, &f);
+    classify_copy(c, &f);
     uint8_t dir = f.direction, host_mem = f.host_mem;
     int device = f.device;
     /* A graph's copies run asynchronously, except that a launch stages a
@@ -216,13 +229,24 @@ static void write_copy(const xp_scope *s, const xp_copy_call *c, int status,
         return;
     /* After the record's end time: hashing is not part of the call. */
     uint8_t fp_kind = XP_FP_NONE;
-    r->fingerprint = status == 0 && xp_sess.cfg.fingerprint != XP_FP_MODE_OFF
-                         ? xp_fp_copy(c, dir, &f.ws, &f.wd, xp_sess.cfg.fingerprint, !c->async,
-                                      &fp_kind)
-                         : 0;
+    xp_fp_mode mode = xp_sess.cfg.fingerprint;
+    r->fingerprint = 0;
+    if (status == 0 && mode != XP_FP_MODE_OFF && !c->migrate) {
+        /* A 1D copy's side is its address: hashed without a region's
+         * description (the hottest copies). */
+        int side = c->height == 0 ? xp_fp_side(dir, &f.ws, &f.wd, c->device_sides, !c->async) : 0;
+        if (c->height != 0)
+            r->fingerprint = xp_fp_copy(c, dir, &f.ws, &f.wd, mode, !c->async, &fp_kind);
+        else if (side != 0)
+            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? c->src : c->dst, c->bytes, mode,
+                                         &fp_kind);
+    }
     r->fingerprint_kind = fp_kind;
-    r->full_fingerprint = fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D
-                              ? xp_fp_confirm(c, r->fingerprint) : 0;
+    r->full_fingerprint = 0;
+    if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
+        r->full_fingerprint = c->height == 0
+                                  ? xp_fp_confirm_bytes(c->src, c->bytes, r->fingerprint)
+                                  : xp_fp_confirm(c, r->fingerprint);
     r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = c->src;
     r->dst = c->dst;
@@ -251,10 +275,12 @@ static void write_copy(const xp_scope *s, const xp_copy_call *c, int status,
         xp_devices_used(device);
 }
 
-void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+/* A copy call's record: a graph node while its stream captures, else the
+ * copy that ran.  Inlined into xp_record_copy (every kind of copy) and
+ * xp_copy_done (the 1D copies' whole path after the real call). */
+static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
+                                                              const xp_copy_call *c, int status)
 {
-    if (!s->recording)
-        return;
     forget_last_copy();
     /* A few instructions while nothing captures (nearly always): then a
      * copy on a capturing stream is a graph node, not a copy that ran. */
@@ -264,6 +290,35 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     write_copy(s, c, status, NULL);
+}
+
+void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
+{
+    if (s->recording)
+        record_copy(s, c, status);
+}
+
+void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
+                  uint64_t stream, bool async, int status)
+{
+    if (xp_scope_returned(s)) {
+        xp_copy_call c;
+        c.api = api;
+        c.kind = kind;
+        c.dst = dst;
+        c.src = src;
+        c.bytes = bytes;
+        c.stream = stream;
+        c.width = c.height = c.spitch = c.dpitch = 0;
+        c.depth = 0;   /* sslice and dslice are not read */
+        c.migrate = 0;
+        c.async = async;
+        c.device_sides = 0;
+        c.has_device = false;
+        c.device = 0;
+        record_copy(s, &c, status);
+    }
+    xp_scope_leave(s);
 }
 
 void xp_record_graph_copy_run(const xp_scope *s, const xp_copy_call *c, const xp_graph_run *run)

@@ -22,15 +22,20 @@ typedef struct table {
     slot *slots;
     _Atomic uint64_t count;
     _Atomic uint64_t seq;          /* odd while a writer is changing slots */
-    _Atomic uint64_t generation;
+    _Atomic uint64_t *generation;  /* xp_registry_gen for the memory table */
     pthread_mutex_t writer_lock;
     pthread_once_t map_once;
 } table;
 
+_Atomic uint64_t xp_registry_gen;
+static _Atomic uint64_t handles_gen;
+
 /* The two tables (see xp_registry.h), by xp_table. */
 static table tables[] = {
-    [XP_TABLE_MEMORY] = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT},
-    [XP_TABLE_HANDLES] = {.writer_lock = PTHREAD_MUTEX_INITIALIZER, .map_once = PTHREAD_ONCE_INIT},
+    [XP_TABLE_MEMORY] = {.generation = &xp_registry_gen, .writer_lock = PTHREAD_MUTEX_INITIALIZER,
+                         .map_once = PTHREAD_ONCE_INIT},
+    [XP_TABLE_HANDLES] = {.generation = &handles_gen, .writer_lock = PTHREAD_MUTEX_INITIALIZER,
+                          .map_once = PTHREAD_ONCE_INIT},
 };
 
 static slot *map_table(void)
@@ -100,7 +105,7 @@ static void write_begin(table *t)
 static void write_end(table *t)
 {
     atomic_fetch_add_explicit(&t->seq, 1, memory_order_release);
-    atomic_fetch_add_explicit(&t->generation, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(t->generation, 1, memory_order_relaxed);
     pthread_mutex_unlock(&t->writer_lock);
 }
 
@@ -243,11 +248,6 @@ static void table_clear(table *t)
     write_begin(t);
     atomic_store_explicit(&t->count, 0, memory_order_relaxed);
     write_end(t);
-}
-
-uint64_t xp_registry_generation(void)
-{
-    return atomic_load_explicit(&tables[XP_TABLE_MEMORY].generation, memory_order_relaxed);
 }
 
 void xp_registry_clear(void)

@@ -4,6 +4,7 @@
 #ifndef XP_REGISTRY_H
 #define XP_REGISTRY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,8 +61,14 @@ static inline bool xp_registry_lookup(uint64_t addr, xp_range *out)
 }
 
 /* Bumped on every change of the memory table: lets per-thread caches of
- * negative answers ("this page is pageable") know when to forget them. */
-uint64_t xp_registry_generation(void);
+ * negative answers ("this page is pageable") know when to forget them.
+ * Read inline by every copy (xp_classify.h). */
+extern _Atomic uint64_t xp_registry_gen __attribute__((visibility("hidden")));
+
+static inline uint64_t xp_registry_generation(void)
+{
+    return atomic_load_explicit(&xp_registry_gen, memory_order_relaxed);
+}
 
 /* Drops every entry of both tables (context reset). */
 void xp_registry_clear(void);

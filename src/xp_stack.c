@@ -76,20 +76,36 @@ void xp_stack_reset(void)
     xp_seen_clear(seen, SEEN_SLOTS);
 }
 
-static bool cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth,
-                      uint64_t gen, uint64_t py)
+static inline __attribute__((always_inline)) bool
+cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth, uint64_t gen, uint64_t py)
 {
     if (e->ret != site->ret || e->sp != site->sp || e->depth != depth || e->generation != gen ||
         e->py != py)
         return false;
-    /* Every slot, differences or'ed together, unrolled: a branch a frame
-     * and the loop's own instructions were two thirds of a hit's cost
-     * (issue 15).  Reading on past a mismatch is safe: the slots lie above
-     * the same stack pointer, in the stack the cached walk found them in. */
+    /* Every slot, differences or'ed together, unrolled in full and entered
+     * at the entry's depth: a branch a frame and a loop's own instructions
+     * were most of a hit's cost (issue 15).  Reading on past a mismatch is
+     * safe: the slots lie above the same stack pointer, in the stack the
+     * cached walk found them in. */
     uintptr_t diff = 0;
-#pragma GCC unroll 8
-    for (int i = 1; i < e->n; i++)
-        diff |= *(const volatile uintptr_t *)e->slot[i] ^ e->frame[i];
+#define XP_FRAME_DIFF(i)                                                       \
+    case (i) + 1:                                                              \
+        diff |= *(const volatile uintptr_t *)e->slot[i] ^ e->frame[i];         \
+        __attribute__((fallthrough));
+    _Static_assert(XP_STACK_CACHE_FRAMES == 32, "one case a cached frame");
+    switch (e->n) {
+        XP_FRAME_DIFF(31) XP_FRAME_DIFF(30) XP_FRAME_DIFF(29) XP_FRAME_DIFF(28)
+        XP_FRAME_DIFF(27) XP_FRAME_DIFF(26) XP_FRAME_DIFF(25) XP_FRAME_DIFF(24)
+        XP_FRAME_DIFF(23) XP_FRAME_DIFF(22) XP_FRAME_DIFF(21) XP_FRAME_DIFF(20)
+        XP_FRAME_DIFF(19) XP_FRAME_DIFF(18) XP_FRAME_DIFF(17) XP_FRAME_DIFF(16)
+        XP_FRAME_DIFF(15) XP_FRAME_DIFF(14) XP_FRAME_DIFF(13) XP_FRAME_DIFF(12)
+        XP_FRAME_DIFF(11) XP_FRAME_DIFF(10) XP_FRAME_DIFF(9) XP_FRAME_DIFF(8)
+        XP_FRAME_DIFF(7) XP_FRAME_DIFF(6) XP_FRAME_DIFF(5) XP_FRAME_DIFF(4)
+        XP_FRAME_DIFF(3) XP_FRAME_DIFF(2) XP_FRAME_DIFF(1)
+    default:
+        break;   /* n 1: the site is the stack (frame 0 is the key's ret) */
+    }
+#undef XP_FRAME_DIFF
     return diff == 0;
 }
 
@@ -265,7 +281,9 @@ static void write_stack(xp_journal *j, uint64_t id, const uint64_t *frames, int 
     xp_journal_commit(r);
 }
 
-uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
+/* xp_stack_capture past the thread's last entry. */
+static __attribute__((noinline)) uint64_t capture(xp_journal *j, int depth,
+                                                  const xp_call_site *site)
 {
     if (depth <= 0)
         return 0;
@@ -293,8 +311,10 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
                         (unsigned)(key >> 32) % XP_STACK_CACHE_SETS};
     for (int k = 0; k < 2; k++)
         for (int w = 0; w < XP_STACK_CACHE_WAYS; w++)
-            if (cache_hit(&st->cache[sets[k]][w], site, depth, gen, pyh))
-                return st->cache[sets[k]][w].id;
+            if (cache_hit(&st->cache[sets[k]][w], site, depth, gen, pyh)) {
+                st->last = &st->cache[sets[k]][w];
+                return st->last->id;
+            }
 
     if (room(st, (uintptr_t)__builtin_frame_address(0)) < MIN_ROOM) {
         atomic_fetch_add_explicit(&skipped, 1, memory_order_relaxed);
@@ -323,6 +343,21 @@ uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
         e->py = pyh;
         memcpy(e->frame, st->frames, (size_t)n * sizeof st->frames[0]);
         memcpy(e->slot, st->slots, (size_t)n * sizeof st->slots[0]);
+        st->last = e;
     }
     return id;
+}
+
+uint64_t xp_stack_capture(xp_journal *j, int depth, const xp_call_site *site)
+{
+    /* The common case, a loop calling from one site again, without a hash
+     * of the key or a search of its sets (issue 15).  Not with Python
+     * frames: their hash is part of the key. */
+    xp_thread *t = xp_self;
+    if (__builtin_expect(t != NULL && t->stack.last != NULL, 1) &&
+        atomic_load_explicit(&xp_python_active, memory_order_relaxed) == NULL &&
+        cache_hit(t->stack.last, site, depth > XP_MAX_FRAMES ? XP_MAX_FRAMES : depth,
+                  atomic_load_explicit(&generation, memory_order_relaxed), 0))
+        return t->stack.last->id;
+    return capture(j, depth, site);
 }

@@ -52,6 +52,9 @@ typedef struct xp_cached_stack {
 typedef struct xp_stack_thread {
     xp_cached_stack cache[XP_STACK_CACHE_SETS][XP_STACK_CACHE_WAYS];
     uint8_t cache_next[XP_STACK_CACHE_SETS];   /* the way a set fills next */
+    /* The entry the thread's last capture hit or filled: a loop's next call
+     * from the same site tries it before hashing its key (NULL: none). */
+    const xp_cached_stack *last;
     /* The thread's own stack [lo, hi), looked up once (bounds_known; lo 0:
      * no limit known), and the alternate signal stack [alt_lo, alt_hi) it
      * was last seen running on. */

@@ -38,6 +38,15 @@ typedef struct xp_range_memo {
     bool valid;
 } xp_range_memo;
 
+/* xp_classify_copy's memory of the last copy's two sides, the ranges that
+ * held them and what they are (xp_classify.h): the next call of a copy loop
+ * is answered by one compare of each address (issue 15).  src_size 0:
+ * none.  Good while the registry's generation is. */
+typedef struct xp_pair_memo {
+    uint64_t generation, src_base, src_size, dst_base, dst_size;
+    xp_where ws, wd;
+} xp_pair_memo;
+
 typedef struct xp_thread {
     /* xp_thread.c's: the list of every block, and whether a thread holds it. */
     struct xp_thread *next;
@@ -46,6 +55,7 @@ typedef struct xp_thread {
     xp_where_memo where[XP_WHERE_MEMO];
     xp_range_memo ranges[XP_RANGE_MEMO];
     unsigned next_range;
+    xp_pair_memo pair;
     xp_nvtx_thread nvtx;
     xp_stack_thread stack;
     /* xp_scope.c's: what a call from a signal handler that interrupted a
