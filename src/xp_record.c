@@ -145,29 +145,50 @@ void xp_engine_last_copy_back(const void *buf)
     memcpy(&last_copy, buf, sizeof last_copy);
 }
 
-/* Inlined into write_copy, where the fields a 1D copy hook fills with
- * constants fold away (issue 15: the hook's cost); xp_copy_classify is the
- * graph table's. */
-static inline __attribute__((always_inline)) void classify_copy(const xp_copy_call *c,
-                                                                xp_copy_facts *f)
+/* What the record of a copy reads of its description: read into these
+ * before any call and never handed to one, so that the fields a 1D copy's
+ * hook fills with constants fold away (issue 15: the hook's cost); the
+ * description itself goes where it is passed on. */
+typedef struct copy_fields {
+    uint64_t src, dst, bytes, stream, height;
+    int kind, device;
+    xp_api api;
+    unsigned sides;
+    uint8_t migrate;
+    bool async, has_device;
+} copy_fields;
+
+static inline __attribute__((always_inline)) copy_fields fields_of(const xp_copy_call *c)
 {
-    xp_where *ws = &f->ws, *wd = &f->wd;
+    return (copy_fields){.src = c->src, .dst = c->dst, .bytes = c->bytes, .stream = c->stream,
+                         .height = c->height, .kind = c->kind, .device = c->device,
+                         .api = c->api, .sides = c->device_sides, .migrate = c->migrate,
+                         .async = c->async, .has_device = c->has_device};
+}
+
+/* Inlined into write_copy; xp_copy_classify is the graph table's. */
+/* Its facts come back in separate variables, not in an xp_copy_facts whose
+ * sides are handed on: the direction and the rest then stay in registers. */
+static inline __attribute__((always_inline)) void
+classify_copy(const copy_fields *c, xp_where *ws, xp_where *wd, uint8_t *direction,
+              uint8_t *host_mem_out, int *device_out)
+{
     /* Arrays are rare: the common case keeps its one classification of both sides. */
-    if (__builtin_expect(c->device_sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
-        if (c->device_sides & XP_SIDE_SRC_ARRAY)
+    if (__builtin_expect(c->sides & (XP_SIDE_SRC_ARRAY | XP_SIDE_DST_ARRAY), 0)) {
+        if (c->sides & XP_SIDE_SRC_ARRAY)
             xp_classify_array(c->src, ws);
         else
             xp_classify(c->src, ws);
-        if (c->device_sides & XP_SIDE_DST_ARRAY)
+        if (c->sides & XP_SIDE_DST_ARRAY)
             xp_classify_array(c->dst, wd);
         else
             xp_classify(c->dst, wd);
     } else {
         xp_classify_copy(c->src, c->dst, ws, wd);
     }
-    if (c->device_sides & XP_SIDE_SRC_DEVICE && host_kind(ws->kind))
+    if (c->sides & XP_SIDE_SRC_DEVICE && host_kind(ws->kind))
         ws->kind = XP_ALLOC_DEVICE;
-    if (c->device_sides & XP_SIDE_DST_DEVICE && host_kind(wd->kind))
+    if (c->sides & XP_SIDE_DST_DEVICE && host_kind(wd->kind))
         wd->kind = XP_ALLOC_DEVICE;
     uint8_t dir = c->migrate;
     switch (c->migrate ? -1 : c->kind) {
@@ -200,30 +221,32 @@ static inline __attribute__((always_inline)) void classify_copy(const xp_copy_ca
         device = xp_current_device;
     if (c->has_device)
         device = c->device;
-    f->direction = dir;
-    f->host_mem = host_mem;
-    f->device = device;
+    *direction = dir;
+    *host_mem_out = host_mem;
+    *device_out = device;
 }
 
 void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
 {
-    classify_copy(c, f);
+    const copy_fields k = fields_of(c);
+    classify_copy(&k, &f->ws, &f->wd, &f->direction, &f->host_mem, &f->device);
 }
 
 /* A copy record: an ordinary call's (run NULL), or one of the copies a
  * graph launch ran (its node and the launch's stack; held the caller no
- * more than the launch did, and pairs with no sync). */
+ * more than the launch did, and pairs with no sync); k: fields_of(c). */
 static inline __attribute__((always_inline)) void
-write_copy(const xp_scope *s, const xp_copy_call *c, int status, const xp_graph_run *run)
+write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int status,
+           const xp_graph_run *run)
 {
-    xp_copy_facts f;
-    classify_copy(c, &f);
-    uint8_t dir = f.direction, host_mem = f.host_mem;
-    int device = f.device;
+    xp_where ws, wd;
+    uint8_t dir, host_mem;
+    int device;
+    classify_copy(k, &ws, &wd, &dir, &host_mem, &device);
     /* A graph's copies run asynchronously, except that a launch stages a
      * pageable host side as cudaMemcpyAsync does, holding its caller. */
-    uint8_t blocking = blocking_of(run != NULL || c->async || c->migrate, dir, host_mem);
-    xp_rec_copy *r = reserve_call_at(XP_REC_COPY, c->api, sizeof *r, s, status, device,
+    uint8_t blocking = blocking_of(run != NULL || k->async || k->migrate, dir, host_mem);
+    xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, sizeof *r, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
@@ -231,31 +254,31 @@ write_copy(const xp_scope *s, const xp_copy_call *c, int status, const xp_graph_
     uint8_t fp_kind = XP_FP_NONE;
     xp_fp_mode mode = xp_sess.cfg.fingerprint;
     r->fingerprint = 0;
-    if (status == 0 && mode != XP_FP_MODE_OFF && !c->migrate) {
+    if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
          * description (the hottest copies). */
-        int side = c->height == 0 ? xp_fp_side(dir, &f.ws, &f.wd, c->device_sides, !c->async) : 0;
-        if (c->height != 0)
-            r->fingerprint = xp_fp_copy(c, dir, &f.ws, &f.wd, mode, !c->async, &fp_kind);
+        int side = k->height == 0 ? xp_fp_side(dir, &ws, &wd, k->sides, !k->async) : 0;
+        if (k->height != 0)
+            r->fingerprint = xp_fp_copy(c, dir, &ws, &wd, mode, !k->async, &fp_kind);
         else if (side != 0)
-            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? c->src : c->dst, c->bytes, mode,
+            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
                                          &fp_kind);
     }
     r->fingerprint_kind = fp_kind;
     r->full_fingerprint = 0;
     if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
-        r->full_fingerprint = c->height == 0
-                                  ? xp_fp_confirm_bytes(c->src, c->bytes, r->fingerprint)
+        r->full_fingerprint = k->height == 0
+                                  ? xp_fp_confirm_bytes(k->src, k->bytes, r->fingerprint)
                                   : xp_fp_confirm(c, r->fingerprint);
     r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
-    r->src = c->src;
-    r->dst = c->dst;
-    r->bytes = c->bytes;
-    r->stream = c->stream;
+    r->src = k->src;
+    r->dst = k->dst;
+    r->bytes = k->bytes;
+    r->stream = k->stream;
     r->direction = dir;
     r->host_mem = host_mem;
     r->blocking = blocking;
-    r->kind = c->kind < 0 || c->kind > 254 ? 255 : (uint8_t)c->kind;
+    r->kind = k->kind < 0 || k->kind > 254 ? 255 : (uint8_t)k->kind;
     r->nvtx_range = xp_nvtx_top;
     r->graph_node = run != NULL ? run->node_id : 0;
     r->launch_stack_id = run != NULL ? run->launch_stack : 0;
@@ -263,11 +286,11 @@ write_copy(const xp_scope *s, const xp_copy_call *c, int status, const xp_graph_
         last_copy.valid = true;
         last_copy.device = device;
         last_copy.start_ns = r->c.start_ns;
-        last_copy.stream = c->stream;
-        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !c->migrate;
+        last_copy.stream = k->stream;
+        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
         if (last_copy.d2h) {
             last_copy.call = *c;
-            last_copy.wd = f.wd;
+            last_copy.wd = wd;
         }
     }
     xp_journal_commit_sized(r, sizeof *r);
@@ -278,52 +301,79 @@ write_copy(const xp_scope *s, const xp_copy_call *c, int status, const xp_graph_
 /* A copy call's record: a graph node while its stream captures, else the
  * copy that ran.  Inlined into xp_record_copy (every kind of copy) and
  * xp_copy_done (the 1D copies' whole path after the real call). */
-static inline __attribute__((always_inline)) void record_copy(const xp_scope *s,
-                                                              const xp_copy_call *c, int status)
+/* The rest of a copy call's record once no capture claimed it: the copy
+ * that ran (inside the capture window). */
+static inline __attribute__((always_inline)) void record_ran(const xp_scope *s,
+                                                             const xp_copy_call *c, int status)
 {
+    const copy_fields k = fields_of(c);
     forget_last_copy();
-    /* A few instructions while nothing captures (nearly always): then a
-     * copy on a capturing stream is a graph node, not a copy that ran. */
-    if (__builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0) &&
-        status == 0 && xp_graph_capture_copy(s, c))
-        return;
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
-    write_copy(s, c, status, NULL);
+    write_copy(s, c, &k, status, NULL);
+}
+
+/* While a capture is in progress anywhere, a copy on a capturing stream is
+ * a graph node, not a copy that ran; a few instructions otherwise (nearly
+ * always).  Checked by the callers before they describe the copy, so that
+ * the description of the common case never leaves their frame. */
+static inline bool captures_now(void)
+{
+    return __builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0);
 }
 
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
 {
-    if (s->recording)
-        record_copy(s, c, status);
+    if (!s->recording)
+        return;
+    if (captures_now() && status == 0 && xp_graph_capture_copy(s, c)) {
+        forget_last_copy();
+        return;
+    }
+    record_ran(s, c, status);
+}
+
+/* A 1D copy described as its hook gives it. */
+static inline __attribute__((always_inline)) xp_copy_call
+copy_1d(xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind, uint64_t stream,
+        bool async)
+{
+    xp_copy_call c;
+    c.api = api;
+    c.kind = kind;
+    c.dst = dst;
+    c.src = src;
+    c.bytes = bytes;
+    c.stream = stream;
+    c.width = c.height = c.spitch = c.dpitch = 0;
+    c.depth = 0;   /* sslice and dslice are not read */
+    c.migrate = 0;
+    c.async = async;
+    c.device_sides = 0;
+    c.has_device = false;
+    c.device = 0;
+    return c;
 }
 
 void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
                   uint64_t stream, bool async, int status)
 {
     if (xp_scope_returned(s)) {
-        xp_copy_call c;
-        c.api = api;
-        c.kind = kind;
-        c.dst = dst;
-        c.src = src;
-        c.bytes = bytes;
-        c.stream = stream;
-        c.width = c.height = c.spitch = c.dpitch = 0;
-        c.depth = 0;   /* sslice and dslice are not read */
-        c.migrate = 0;
-        c.async = async;
-        c.device_sides = 0;
-        c.has_device = false;
-        c.device = 0;
-        record_copy(s, &c, status);
+        if (captures_now()) {
+            xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
+            xp_record_copy(s, &c, status);
+        } else {
+            xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
+            record_ran(s, &c, status);
+        }
     }
     xp_scope_leave(s);
 }
 
 void xp_record_graph_copy_run(const xp_scope *s, const xp_copy_call *c, const xp_graph_run *run)
 {
-    write_copy(s, c, 0, run);
+    const copy_fields k = fields_of(c);
+    write_copy(s, c, &k, 0, run);
 }
 
 /* Kept in the handles table, not the memory table (xp_registry.h). */
