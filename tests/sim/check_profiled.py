@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """check_profiled.py: a simulator scenario program gives the same output and exit status under `xferprof run --sim` as without it.
 
-Usage: check_profiled.py XFERPROF PROGRAM [ARGS...]; the environment (meson's
-scenario environment) is the one both runs get.  The profiled run must also
-have written its database, so that the comparison is not with a run the
-profiler stayed out of.
+Usage: check_profiled.py XFERPROF [--expect SQL VALUE]... PROGRAM [ARGS...];
+the environment (meson's scenario environment) is the one both runs get.  The
+profiled run must also have written its database, so that the comparison is
+not with a run the profiler stayed out of; each --expect is a query on that
+database whose single value, as text, must be VALUE (what the profiler
+recorded of the program).
 """
 import glob
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -19,7 +22,12 @@ def run(cmd, env):
 
 
 def main():
-    xferprof, prog = sys.argv[1], sys.argv[2:]
+    xferprof, rest = sys.argv[1], sys.argv[2:]
+    expects = []
+    while rest[:1] == ['--expect']:
+        expects.append((rest[1], rest[2]))
+        rest = rest[3:]
+    prog = rest
     env = dict(os.environ)
     rc, out, err = run(prog, env)
     if rc != 0:
@@ -29,6 +37,11 @@ def main():
         prc, pout, perr = run([xferprof, 'run', '--sim', '-o', os.path.join(tmp, 'run-%p.db'),
                                '--'] + prog, env)
         dbs = glob.glob(os.path.join(tmp, 'run-*.db'))
+        got = []
+        if len(dbs) == 1:
+            conn = sqlite3.connect(dbs[0])
+            got = [(sql, want, conn.execute(sql).fetchone()) for sql, want in expects]
+            conn.close()
     ok = True
     if prc != rc:
         sys.stderr.write('exit status %d under the profiler, %d without\n' % (prc, rc))
@@ -39,6 +52,11 @@ def main():
     if not dbs:
         sys.stderr.write('the profiled run wrote no database:\n%s' % perr)
         ok = False
+    for sql, want, row in got:
+        value = None if row is None or row[0] is None else str(row[0])
+        if value != want:
+            sys.stderr.write('%s\n  gave %r, expected %r\n' % (sql, value, want))
+            ok = False
     if not ok:
         sys.stderr.write('profiled stderr:\n%s' % perr)
         return 1
