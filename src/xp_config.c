@@ -1,6 +1,7 @@
 /* xp_config.c: the preload's settings from XFERPROF_* variables, and the expansion of output patterns. */
 #include "xp_config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +189,7 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
     snprintf(c->output, sizeof c->output, "%s", XP_DEFAULT_OUTPUT);
     c->stack_depth = XP_DEFAULT_STACK_DEPTH;
     c->fingerprint = XP_DEFAULT_FINGERPRINT;
+    c->journal_max = XP_DEFAULT_JOURNAL_MAX;
 
     if ((v = xp_env("XFERPROF_OUTPUT"))) {
         if (strlen(v) < sizeof c->output)
@@ -212,6 +214,19 @@ int xp_config_load(xp_config *c, char *err, size_t errlen)
         else
             xp_config_fail(&rc, err, errlen, "XFERPROF_CLOCK", v,
                            "is neither tsc nor monotonic");
+    }
+    if ((v = xp_env("XFERPROF_JOURNAL_MAX_MIB"))) {
+        char *end;
+        errno = 0;
+        unsigned long long mib = strtoull(v, &end, 10);
+        /* Under 16 MiB the growth steps and the chunks threads hold open
+         * are most of it: not a bound that can be kept. */
+        if (errno == 0 && end != v && *end == '\0' && v[0] != '-' &&
+            (mib == 0 || (mib >= 16 && mib <= (1ull << 20))))
+            c->journal_max = (uint64_t)mib << 20;
+        else
+            xp_config_fail(&rc, err, errlen, "XFERPROF_JOURNAL_MAX_MIB", v,
+                           "is neither 0 (no bound) nor an integer from 16 to 1048576");
     }
     if ((v = xp_env("XFERPROF_QUIET"))) {
         if (strcmp(v, "1") == 0)

@@ -19,6 +19,9 @@ typedef enum xp_fp_mode {
     XP_FP_MODE_FULL = 2,      /* every byte of every copy */
 } xp_fp_mode;
 #define XP_DEFAULT_FINGERPRINT XP_FP_MODE_SAMPLED
+/* The journal's blocks on disk a running ingest lets records reach before a
+ * writer waits for it: issue 15's bound. */
+#define XP_DEFAULT_JOURNAL_MAX (UINT64_C(64) << 20)
 
 /* XFERPROF_CAPTURE_RANGE: what opens the capture window (docs/schema.md,
  * "Capture window"); none: the whole run, or the time XFERPROF_DELAY and
@@ -49,6 +52,8 @@ typedef struct xp_config {
     uint64_t delay_ns;        /* XFERPROF_DELAY: opens no earlier than this after start */
     uint64_t duration_ns;     /* XFERPROF_DURATION: each window closes after this; 0 none */
     bool clock_monotonic;     /* XFERPROF_CLOCK=monotonic: records never read the TSC */
+    uint64_t journal_max;     /* XFERPROF_JOURNAL_MAX_MIB, in bytes: the journal's blocks on
+                                 disk while the ingest runs (xp_journal_set_backlog); 0 none */
 } xp_config;
 
 /* Fills c from the environment.  Returns 0, or -1 with a one-line reason in

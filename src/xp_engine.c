@@ -170,9 +170,16 @@ static void *ingest_main(void *arg)
     (void)arg;
     xp_depth = 1;   /* nothing this thread does is the program's */
     xp_callee = XP_CALLEE_OURS;
+    xp_journal_never_wait();   /* its module records wait for no one */
     unsigned tick = 0;
     pthread_mutex_lock(&xp_sess.stop_lock);
     while (!xp_sess.stop) {
+        /* A writer waiting for the journal's blocks (xp_journal_set_backlog):
+         * the next pass at once. */
+        if (xp_journal_backlogged(xp_sess.journal)) {
+            pthread_mutex_unlock(&xp_sess.stop_lock);
+            goto pass;
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 100 * 1000 * 1000;
@@ -184,6 +191,7 @@ static void *ingest_main(void *arg)
         if (xp_sess.stop)
             break;
         pthread_mutex_unlock(&xp_sess.stop_lock);
+    pass:
         xp_clock_tick();
         if (++tick % 10 == 0)
             xp_modules_scan(xp_sess.journal);
@@ -308,6 +316,10 @@ static int start(void)
     xp_clock_started();
 
     xp_sess.thread_started = spawn_quiet(&xp_sess.thread, NULL, ingest_main, NULL);
+    /* With an ingest running, a burst of records faster than it waits for
+     * it rather than growing the journal without bound (issue 15). */
+    if (xp_sess.thread_started)
+        xp_journal_set_backlog(xp_sess.journal, xp_sess.cfg.journal_max);
     if (xp_sess.cfg.manifest[0] && xp_outfile_manifest_add(xp_sess.cfg.manifest, xp_sess.pid,
                                                            xp_sess.db_path, err, sizeof err) != 0)
         warn("xferprof: %s", err);
@@ -487,6 +499,7 @@ static int finish(void)
     xp_modules_scan(xp_sess.journal);
     put_meta_u64("end_wall_ns", wall_ns());
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
+    put_meta_u64("journal_backlog_overruns", xp_journal_backlog_overruns(xp_sess.journal));
     xp_window_finish();
     char err[512];
     uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);
@@ -601,6 +614,8 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     int saved = errno;
     xp_depth++;
     xp_inflight_close();
+    /* The ingest thread is stopping: no one is left to give blocks back. */
+    xp_journal_set_backlog(xp_sess.journal, 0);
     if (xp_sess.thread_started) {
         pthread_mutex_lock(&xp_sess.stop_lock);
         xp_sess.stop = true;

@@ -102,6 +102,28 @@ const char *xp_journal_path(const xp_journal *j);
 /* Unmaps everything; the file stays.  No thread may write afterwards. */
 void xp_journal_close(xp_journal *j);
 
+/* Backpressure (issue 15: the journal on disk stays bounded while the
+ * program runs, and no record is dropped).  With max_bytes > 0, a thread
+ * that must grow the file while the journal's blocks on disk, plus the
+ * growth step, exceed max_bytes waits for the ingest to store records and
+ * give their blocks back (xp_journal_release_done), at most
+ * XP_BACKLOG_WAIT_MS in all per growth; then it grows the file anyway: a
+ * burst faster than the ingest is slowed, never stopped.  0 turns it off
+ * (the final ingest at exit). */
+void xp_journal_set_backlog(xp_journal *j, uint64_t max_bytes);
+
+/* The calling thread never waits for the backlog: the ingest's own thread,
+ * whose records (modules) could otherwise wait for itself. */
+void xp_journal_never_wait(void);
+
+/* Whether a writer waited for the backlog since the last call: the ingest
+ * then starts its next pass at once. */
+bool xp_journal_backlogged(xp_journal *j);
+
+/* Growths that found the backlog over its bound and waited it out to the
+ * limit (grew anyway). */
+uint64_t xp_journal_backlog_overruns(const xp_journal *j);
+
 /* In a child after fork(): forget the parent's journal without touching its
  * mappings' contents (the parent still writes there) and without freeing
  * anything the parent owns; the calling thread's cached chunk is dropped.

@@ -114,6 +114,12 @@ struct xp_journal {
     _Atomic uint64_t retry_after;  /* CLOCK_MONOTONIC_COARSE ns; 0: no growth failure */
     _Atomic int grow_err;          /* errno of the last failed growth: the loss's reason */
     atomic_bool abandoned;
+    /* Backpressure (xp_journal_set_backlog): the bound on the blocks on
+     * disk (0: none), whether a writer waited since the ingest last asked,
+     * and how often one waited to the limit. */
+    _Atomic uint64_t backlog_max;
+    atomic_bool backlogged;
+    _Atomic uint64_t backlog_overruns;
     pthread_mutex_t grow_lock;     /* held only to grow the file (rare), never across a CUDA call */
     /* The unused rest of the chunks of threads that ended (see "Threads
      * that end" at the top), taken by the next thread that needs a chunk.
@@ -212,6 +218,19 @@ static uint64_t xp_map_chunks(xp_journal *j, int fd, uint64_t from, uint64_t to)
     return to - from;
 }
 
+/* Chunks one growth adds to a file of `have`: a quarter of it, from
+ * XP_GROW_MIN to XP_GROW_MAX, and at most a quarter of the backlog's bound
+ * (xp_journal_set_backlog), which the step must fit under. */
+static uint64_t xp_grow_step(xp_journal *j, uint64_t have)
+{
+    uint64_t step = have / 4;
+    step = step < XP_GROW_MIN ? XP_GROW_MIN : step > XP_GROW_MAX ? XP_GROW_MAX : step;
+    uint64_t cap = atomic_load_explicit(&j->backlog_max, memory_order_relaxed) / 4 / XP_CHUNK_SIZE;
+    if (cap != 0 && step > cap)
+        step = cap;
+    return step;
+}
+
 /* Grows the file to hold at least `need` chunks and maps them, through fd, or
  * (fd < 0) through the file opened again by path and checked (see
  * "Descriptors" at the top).  The only lock of the writer; taken once per
@@ -224,8 +243,7 @@ static int xp_grow(xp_journal *j, int fd, uint64_t need)
     pthread_mutex_lock(&j->grow_lock);
     uint64_t have = atomic_load_explicit(&j->file_chunks, memory_order_relaxed);
     if (have < need) {
-        uint64_t step = have / 4;
-        step = step < XP_GROW_MIN ? XP_GROW_MIN : step > XP_GROW_MAX ? XP_GROW_MAX : step;
+        uint64_t step = xp_grow_step(j, have);
         uint64_t want = have + step > need ? have + step : need;
         if (want > XP_MAX_CHUNKS)
             want = XP_MAX_CHUNKS;
@@ -264,6 +282,59 @@ static void xp_hint_chunks(xp_journal *j, uint64_t n)
     }
 }
 
+/* The longest a growth waits for the ingest (xp_journal_set_backlog), and
+ * how often it looks: at ~1.5 M records a second, the ingest stores about
+ * 40 MiB of records in that time. */
+#define XP_BACKLOG_WAIT_MS 2000
+#define XP_BACKLOG_POLL_MS 2
+
+static __thread bool xp_never_wait __attribute__((tls_model("initial-exec")));
+
+void xp_journal_never_wait(void)
+{
+    xp_never_wait = true;
+}
+
+void xp_journal_set_backlog(xp_journal *j, uint64_t max_bytes)
+{
+    atomic_store_explicit(&j->backlog_max, max_bytes, memory_order_relaxed);
+}
+
+bool xp_journal_backlogged(xp_journal *j)
+{
+    return atomic_exchange_explicit(&j->backlogged, false, memory_order_relaxed);
+}
+
+uint64_t xp_journal_backlog_overruns(const xp_journal *j)
+{
+    return atomic_load_explicit(&j->backlog_overruns, memory_order_relaxed);
+}
+
+/* Before a growth: waits while the journal's blocks on disk and the growth
+ * step would pass the bound.  Only system calls that are safe in a signal
+ * handler (stat, nanosleep), errno kept: a hook may run in one. */
+static void xp_wait_backlog(xp_journal *j)
+{
+    uint64_t max = atomic_load_explicit(&j->backlog_max, memory_order_relaxed);
+    if (max == 0 || xp_never_wait)
+        return;
+    int saved = errno;
+    for (unsigned waited = 0;; waited += XP_BACKLOG_POLL_MS) {
+        struct stat st;
+        uint64_t step = xp_grow_step(j, atomic_load_explicit(&j->file_chunks, memory_order_relaxed));
+        if (stat(j->path, &st) != 0 || (uint64_t)st.st_blocks * 512 + step * XP_CHUNK_SIZE <= max)
+            break;
+        if (waited >= XP_BACKLOG_WAIT_MS) {
+            atomic_fetch_add_explicit(&j->backlog_overruns, 1, memory_order_relaxed);
+            break;
+        }
+        atomic_store_explicit(&j->backlogged, true, memory_order_relaxed);
+        struct timespec ts = {0, XP_BACKLOG_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    errno = saved;
+}
+
 /* Takes the next chunk for the calling thread and writes its header.  An
  * index is claimed only when the file already holds it, mapped (CAS, not
  * fetch_add), so failing to grow never leaves holes to be filled later. */
@@ -279,6 +350,7 @@ static char *xp_take_chunk(xp_journal *j)
                 break;
             continue;
         }
+        xp_wait_backlog(j);
         if (xp_grow(j, -1, idx + 1) != 0)
             return NULL;
     }
