@@ -1,5 +1,6 @@
-/* drv_ipc.c: device memory shared between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle) through a memory file behind the device's shadow (xpsim_devmem_share). */
+/* drv_ipc.c: device memory and events shared between processes (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle through a memory file behind the device's shadow, xpsim_devmem_share; cuIpcGetEventHandle, cuIpcOpenEventHandle over xpsim_ipc_event.h). */
 #include "xpsim_driver.h"
+#include "xpsim_ipc_event.h"
 #include "xpsim_stream.h"
 
 #include <fcntl.h>
@@ -216,4 +217,70 @@ XPSIM_API CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
         free(gone);
     }
     return rc;
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+#define IPC_EVENT_MAGIC 0x58504945u   /* "XPIE" */
+
+/* What a CUipcEventHandle (64 opaque bytes) holds: the event's slot of
+ * shared state in the creating process's file (xpsim_ipc_event.h). */
+typedef struct ipc_event_handle {
+    uint32_t magic;
+    uint32_t pad;
+    xpsim_ipc_slot_name slot;
+} ipc_event_handle;
+_Static_assert(sizeof(ipc_event_handle) <= sizeof(CUipcEventHandle), "fits CUipcEventHandle");
+
+/* An event created with CU_EVENT_INTERPROCESS (which cuEventCreate accepts
+ * only with CU_EVENT_DISABLE_TIMING); an opened one hands out its creator's
+ * handle again. */
+XPSIM_API CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    if (pHandle == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    ipc_event_handle h = {.magic = IPC_EVENT_MAGIC};
+    if ((rc = xpsim_event_ipc_name(event, &h.slot)) != CUDA_SUCCESS)
+        return rc;
+    memset(pHandle, 0, sizeof *pHandle);
+    memcpy(pHandle->reserved, &h, sizeof h);
+    xpsim_debug("cuIpcGetEventHandle(%p): pid %d fd %d slot %u", (void *)event, (int)h.slot.pid,
+                (int)h.slot.fd, h.slot.index);
+    return CUDA_SUCCESS;
+}
+
+/* A new event of this process over the exporter's state: each open gives
+ * another, destroyed with cuEventDestroy. */
+XPSIM_API CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    if (phEvent == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    CUresult rc = xpdrv_enter(&dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    ipc_event_handle h;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (h.magic != IPC_EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* As for memory: not in the process that made it ("invalid device
+     * context", what NVIDIA's answers, and HIP's tests expect of it). */
+    if (h.slot.pid == (int32_t)getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    xpsim_ipc_ref *ref = NULL;
+    if ((rc = xpsim_ipc_ref_open(&h.slot, &ref)) != CUDA_SUCCESS)
+        return rc;
+    CUevent e = xpsim_event_open_ipc(ref);
+    if (e == NULL) {
+        xpsim_ipc_ref_drop(ref);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *phEvent = e;
+    xpsim_debug("cuIpcOpenEventHandle(pid %d slot %u) -> %p", (int)h.slot.pid, h.slot.index,
+                (void *)e);
+    return CUDA_SUCCESS;
 }

@@ -141,6 +141,8 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                       \
     X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                    \
     X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                   \
+    X(cuIpcGetEventHandle, PFN_cuIpcGetEventHandle_v4010)                   \
+    X(cuIpcOpenEventHandle, PFN_cuIpcOpenEventHandle_v4010)                 \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
