@@ -9,24 +9,6 @@ extern char **environ;
 
 #define N (256 * 1024)
 
-static void to_hex(const void *h, size_t n, char *out)
-{
-    const unsigned char *p = h;
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static void from_hex(const char *s, void *h, size_t n)
-{
-    unsigned char *p = h;
-    CHECK(strlen(s) == 2 * n);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        CHECK(sscanf(s + 2 * i, "%2x", &v) == 1);
-        p[i] = (unsigned char)v;
-    }
-}
-
 /* A host function that holds its stream until a byte arrives on the pipe. */
 static void CUDART_CB hold(void *arg)
 {
@@ -46,8 +28,8 @@ static int import(const char *mem_hex, const char *ev_hex, int in, int out)
 {
     cudaIpcMemHandle_t mh;
     cudaIpcEventHandle_t eh;
-    from_hex(mem_hex, &mh, sizeof mh);
-    from_hex(ev_hex, &eh, sizeof eh);
+    xpt_from_hex(mem_hex, &mh, sizeof mh);
+    xpt_from_hex(ev_hex, &eh, sizeof eh);
     void *d = NULL;
     cudaEvent_t ev, again;
     CHECK_OK(cudaIpcOpenMemHandle(&d, mh, cudaIpcMemLazyEnablePeerAccess));
@@ -100,7 +82,7 @@ static int import(const char *mem_hex, const char *ev_hex, int in, int out)
 static int stale(const char *ev_hex)
 {
     cudaIpcEventHandle_t eh;
-    from_hex(ev_hex, &eh, sizeof eh);
+    xpt_from_hex(ev_hex, &eh, sizeof eh);
     cudaEvent_t ev;
     CHECK_CUDA(cudaIpcOpenEventHandle(&ev, eh), cudaErrorInvalidResourceHandle);
     return 0;
@@ -163,8 +145,8 @@ int main(int argc, char **argv)
     CHECK_OK(cudaEventRecord(ev, s));
 
     char mem_hex[2 * sizeof mh + 1], ev_hex[2 * sizeof eh + 1], in[16], out[16];
-    to_hex(&mh, sizeof mh, mem_hex);
-    to_hex(&eh, sizeof eh, ev_hex);
+    xpt_to_hex(&mh, sizeof mh, mem_hex);
+    xpt_to_hex(&eh, sizeof eh, ev_hex);
     snprintf(in, sizeof in, "%d", to_child[0]);
     snprintf(out, sizeof out, "%d", to_parent[1]);
     char *child_argv[] = {argv[0], "import", mem_hex, ev_hex, in, out, NULL};
