@@ -1,4 +1,4 @@
-/* rt_ipc.c: device memory and events shared between processes in the runtime (cudaIpcGetMemHandle, cudaIpcOpenMemHandle, cudaIpcCloseMemHandle, cudaIpcGetEventHandle, cudaIpcOpenEventHandle), over the driver's. */
+/* rt_ipc.c: device memory, events and memory pools shared between processes in the runtime (cudaIpc*MemHandle, cudaIpc*EventHandle, cudaMemPoolExport*, cudaMemPoolImport*), over the driver's. */
 #include "rt_internal.h"
 
 #include <string.h>
@@ -80,5 +80,65 @@ XPRT_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventH
     CUresult r = XPRT_CALL(d, cuIpcOpenEventHandle, &ev, h);
     if (r == CUDA_SUCCESS)
         *event = (cudaEvent_t)ev;
+    return xprt_result_cu(r);
+}
+
+_Static_assert(sizeof(struct cudaMemPoolPtrExportData) == sizeof(CUmemPoolPtrExportData),
+               "the runtime's pointer export data is the driver's");
+
+/* cudaMemHandleTypePosixFileDescriptor is CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR. */
+XPRT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle,
+                                                           cudaMemPool_t memPool,
+                                                           enum cudaMemAllocationHandleType handleType,
+                                                           unsigned int flags)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPoolExportToShareableHandle, shareableHandle, memPool,
+                                    (CUmemAllocationHandleType)handleType, flags));
+}
+
+XPRT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool,
+                                                             void *shareableHandle,
+                                                             enum cudaMemAllocationHandleType handleType,
+                                                             unsigned int flags)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPoolImportFromShareableHandle, memPool,
+                                    shareableHandle, (CUmemAllocationHandleType)handleType,
+                                    flags));
+}
+
+XPRT_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData,
+                                                 void *ptr)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPoolExportPointer,
+                                    (CUmemPoolPtrExportData *)exportData,
+                                    (CUdeviceptr)(uintptr_t)ptr));
+}
+
+XPRT_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool,
+                                                 struct cudaMemPoolPtrExportData *exportData)
+{
+    if (ptr == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    CUdeviceptr p = 0;
+    CUresult r = XPRT_CALL(d, cuMemPoolImportPointer, &p, memPool,
+                           (CUmemPoolPtrExportData *)exportData);
+    if (r == CUDA_SUCCESS)
+        *ptr = (void *)(uintptr_t)p;
     return xprt_result_cu(r);
 }
