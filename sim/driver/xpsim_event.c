@@ -180,8 +180,10 @@ CUresult xpsim_event_destroy(CUevent event)
     /* A pending marker keeps its own reference on the capture. */
     if (rec)
         xpsim_rec_unref(rec);
-    if (event->ipc)
+    if (event->ipc) {
+        xpsim_ipc_ref_retire(event->ipc);
         xpsim_ipc_ref_drop(event->ipc);
+    }
     free(event);
     return CUDA_SUCCESS;
 }

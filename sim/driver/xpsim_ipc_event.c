@@ -172,6 +172,13 @@ void xpsim_ipc_ref_drop(xpsim_ipc_ref *ref)
     free(ref);
 }
 
+void xpsim_ipc_ref_retire(xpsim_ipc_ref *ref)
+{
+    /* Only the creator's own slot; an inherited one is still the parent's. */
+    if (ref->page == NULL && ref->name.pid == (int32_t)getpid())
+        atomic_store(&ref->slot->serial, 0);
+}
+
 CUresult xpsim_ipc_ref_name(const xpsim_ipc_ref *ref, xpsim_ipc_slot_name *out)
 {
     /* A program that closes every descriptor (as daemons do) may have

@@ -38,6 +38,11 @@ CUresult xpsim_ipc_ref_open(const xpsim_ipc_slot_name *name, xpsim_ipc_ref **out
 void xpsim_ipc_ref_take(xpsim_ipc_ref *ref);
 void xpsim_ipc_ref_drop(xpsim_ipc_ref *ref);
 
+/* The creating process destroyed the event: its handle opens nothing from
+ * now on, though the records and waits still queued on it (which hold
+ * references) finish, and processes that opened it keep what they have. */
+void xpsim_ipc_ref_retire(xpsim_ipc_ref *ref);
+
 /* The name to hand out.  CUDA_ERROR_MAP_FAILED when this process's file is
  * no longer at its descriptor (a program that closed it). */
 CUresult xpsim_ipc_ref_name(const xpsim_ipc_ref *ref, xpsim_ipc_slot_name *out);

@@ -6,6 +6,7 @@
  * stderr (they vary from run to run), the rest to stdout, so that
  * test_ipc.py can compare stdout with and without the profiler. */
 #include "cap_util.h"
+#include "../sim/xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>

@@ -8,6 +8,7 @@
  * so that test_ipc_event.py can compare stdout with and without the
  * profiler. */
 #include "cap_util.h"
+#include "../sim/xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>

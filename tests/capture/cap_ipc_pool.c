@@ -10,9 +10,9 @@
  * stdout, so that test_ipc_pool.py can compare stdout with and without the
  * profiler. */
 #include "cap_util.h"
+#include "../sim/xpt_ipc.h"
 
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 extern char **environ;
@@ -27,17 +27,7 @@ static int import(char **hex, int sock)
     struct cudaMemPoolPtrExportData data[3];
     for (int i = 0; i < 3; i++)
         xpt_from_hex(hex[i], &data[i], sizeof data[i]);
-    char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    CHECK(recvmsg(sock, &m, 0) == 1 && CMSG_FIRSTHDR(&m) != NULL);
-    int fd;
-    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    int fd = xpt_recv_fd(sock);
     cudaMemPool_t pool;
     CHECK_OK(cudaMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
                                                   cudaMemHandleTypePosixFileDescriptor, 0));
@@ -98,21 +88,7 @@ int main(int argc, char **argv)
     char *child_argv[] = {argv[0], "import", hex[0], hex[1], hex[2], sock, NULL};
     pid_t pid;
     CHECK(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ) == 0);
-    char byte = 'f';
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    CHECK(sendmsg(sv[0], &m, 0) == 1);
+    xpt_send_fd(sv[0], fd);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -1,5 +1,5 @@
 /* Device memory shared between two processes (cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle): the exporter's bytes seen by the importer, the importer's writes seen by the exporter, and the documented errors.  The importer is this program run again (argv[1] "import" and the handle in hex). */
-#include "xpt_check.h"
+#include "xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>

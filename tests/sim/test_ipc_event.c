@@ -1,5 +1,5 @@
 /* Events shared between two processes (cudaIpcGetEventHandle / cudaIpcOpenEventHandle), as NVIDIA's simpleIPC uses them: each process waits on the other's records of one event, in stream order and on the host, and sees the bytes written before them; the documented errors.  The other process is this program run again (argv[1] "import", the handles in hex and the descriptors of two pipes); a stream held on a pipe keeps a record pending for as long as a check needs it to be. */
-#include "xpt_check.h"
+#include "xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>

@@ -1,8 +1,7 @@
 /* Memory pools shared between two processes, as NVIDIA's streamOrderedAllocationIPC shares them: a pool created exportable as a POSIX descriptor, the descriptor passed with SCM_RIGHTS, one allocation's export data passed in hex; the importer reads the exporter's bytes, writes its own, frees the import with cudaFree; pools of cudaMemPoolCreate as the current pool; the documented errors.  The importer is this program run again (argv[1] "import", the export data in hex, the socket's descriptor). */
-#include "xpt_check.h"
+#include "xpt_ipc.h"
 
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,48 +9,11 @@ extern char **environ;
 
 #define N (64 * 1024 + 100)
 
-static void send_fd(int sock, int fd)
-{
-    char byte = 'f';
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    memset(&u, 0, sizeof u);
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    CHECK(sendmsg(sock, &m, 0) == 1);
-}
-
-static int recv_fd(int sock)
-{
-    char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    CHECK(recvmsg(sock, &m, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    CHECK(c != NULL && c->cmsg_type == SCM_RIGHTS);
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-}
-
 static int import(const char *hex, int sock)
 {
     struct cudaMemPoolPtrExportData data;
     xpt_from_hex(hex, &data, sizeof data);
-    int fd = recv_fd(sock);
+    int fd = xpt_recv_fd(sock);
     cudaMemPool_t pool;
     CHECK_CUDA(cudaMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
                                                     cudaMemHandleTypeNone, 0),
@@ -165,7 +127,7 @@ int main(int argc, char **argv)
     char *child_argv[] = {argv[0], "import", hex, sock, NULL};
     pid_t pid;
     CHECK(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ) == 0);
-    send_fd(sv[0], fd);
+    xpt_send_fd(sv[0], fd);
     CHECK(close(fd) == 0);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);

@@ -119,26 +119,6 @@ static inline size_t xpt_find_mismatch(const void *buf, size_t n, unsigned seed)
                          xpt_p_[xpt_i_], (unsigned)(unsigned char)(v));        \
     } while (0)
 
-/* An opaque handle (IPC, pool export data) as hex, to pass to another
- * process on its command line, and back. */
-static inline void xpt_to_hex(const void *h, size_t n, char *out)
-{
-    const unsigned char *p = (const unsigned char *)h;
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static inline void xpt_from_hex(const char *s, void *h, size_t n)
-{
-    unsigned char *p = (unsigned char *)h;
-    CHECK(strlen(s) == 2 * n);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        CHECK(sscanf(s + 2 * i, "%2x", &v) == 1);
-        p[i] = (unsigned char)v;
-    }
-}
-
 /* Reads an unsigned size from the environment with the simulator's binary
  * suffixes (K/M/G), so a test agrees with XFERPROF_SIM_MEMORY as set by meson. */
 static inline unsigned long long xpt_env_size(const char *name, unsigned long long fallback)
