@@ -263,7 +263,9 @@
     X(cudaIpcCloseMemHandle, 0)\
     X(cuIpcOpenMemHandle, 1)\
     X(cuIpcOpenMemHandle_v2, 1)\
-    X(cuIpcCloseMemHandle, 1)
+    X(cuIpcCloseMemHandle, 1)\
+    X(cudaMemPoolImportPointer, 0)\
+    X(cuMemPoolImportPointer, 1)
 
 typedef enum xp_api {
     XP_API_NONE = 0,

@@ -157,9 +157,13 @@ XPSIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         xpsim_debug("cuMemFree_v2(%#llx): not a device allocation", (unsigned long long)dptr);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead,
-     * opened IPC memory with cuIpcCloseMemHandle. */
-    if (info.origin == XPDRV_FROM_VMM || info.origin == XPDRV_FROM_IPC || info.device < 0)
+    /* Memory imported from another process's pool is freed here (unmapped
+     * after the device's queued work); opened with a memory handle, it is
+     * closed with cuIpcCloseMemHandle instead. */
+    if (info.origin == XPDRV_FROM_IPC)
+        return info.base == dptr ? xpdrv_ipc_free_imported(dptr) : CUDA_ERROR_INVALID_VALUE;
+    /* Mapped VMM memory is released with cuMemUnmap/cuMemRelease instead. */
+    if (info.origin == XPDRV_FROM_VMM || info.device < 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (info.origin == XPDRV_FROM_POOL) {
         /* "This API will not perform any implicit synchronization when the
@@ -457,8 +461,9 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, con
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         if (!known)
             return CUDA_ERROR_INVALID_VALUE;
-        *(CUmemoryPool *)data = info->origin == XPDRV_FROM_POOL ? xpdrv_default_pool(info->device)
-                                                                 : NULL;
+        *(CUmemoryPool *)data = info->origin == XPDRV_FROM_POOL
+                                    ? xpdrv_pool_of(info->device, info->base)
+                                    : NULL;
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_INVALID_VALUE;

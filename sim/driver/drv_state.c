@@ -263,6 +263,7 @@ static bool device_attribute(CUdevice_attribute attrib, CUdevice dev, int *out)
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *out = 2048; break;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *out = 2; break;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *out = 1; break;
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: *out = 1; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *out = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *out = 0; break;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: *out = 1; break;

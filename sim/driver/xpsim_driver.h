@@ -125,12 +125,49 @@ void xpdrv_classify(uint64_t addr, xpdrv_ptr *out);
  * range with its view) and answers true. */
 bool xpdrv_ipc_lookup(uint64_t addr, xpdrv_ptr *out);
 
+/* The memory file behind the device's memory (made at the first call,
+ * xpsim_devmem_share), its descriptor and inode, for exports.
+ * CUDA_ERROR_MAP_FAILED when the program closed that descriptor. */
+CUresult xpdrv_device_file(int device, int *fd, uint64_t *ino);
+
+/* Maps [offset, offset + size) of another process's device file fd (its
+ * inode ino; fd stays the caller's) as memory of device dev, imported from
+ * a pool: the same range imported again gives the same pointer and a
+ * reference, and xpdrv_ipc_free_imported (cuMemFree) drops one. */
+CUresult xpdrv_ipc_import(int fd, uint64_t ino, uint64_t offset, uint64_t size, int dev,
+                          CUdeviceptr *out);
+/* CUDA_ERROR_INVALID_VALUE for anything but the base of imported memory. */
+CUresult xpdrv_ipc_free_imported(CUdeviceptr dptr);
+
 /* Host-accessible address of the byte at addr (shadow for device memory, the
  * physical allocation's bytes for a VMM mapping). */
 void *xpdrv_view(const xpdrv_ptr *info, uint64_t addr);
 
-/* The device's default (and only) memory pool; NULL for a bad ordinal. */
-CUmemoryPool xpdrv_default_pool(int device);
+/* Memory pools (drv_pool.c): a device's default pool, one of
+ * cuMemPoolCreate, or one imported from another process's export
+ * (drv_pool_ipc.c), which maps the exporter's allocations and makes none. */
+typedef enum xpdrv_pool_kind {
+    XPDRV_POOL_DEFAULT = 0,
+    XPDRV_POOL_CREATED,
+    XPDRV_POOL_IMPORTED,
+} xpdrv_pool_kind;
+
+typedef struct xpdrv_pool_desc {
+    int device;
+    xpdrv_pool_kind kind;
+    CUmemAllocationHandleType handle_types;   /* CREATED: what it may be exported as */
+    int fd;                   /* IMPORTED: the exporter's device file (ours to close) */
+    uint64_t ino;             /* IMPORTED: that file's inode */
+} xpdrv_pool_desc;
+
+/* False for a handle that names no live pool. */
+bool xpdrv_pool_info(CUmemoryPool pool, xpdrv_pool_desc *out);
+
+/* A new imported pool over fd (which it then owns). */
+CUresult xpdrv_pool_import(int device, int fd, uint64_t ino, CUmemoryPool *out);
+
+/* The pool the POOL allocation at ptr came from; NULL if none. */
+CUmemoryPool xpdrv_pool_of(int device, CUdeviceptr ptr);
 
 /* cuMemFree of a pool allocation: at once, without synchronizing, as
  * documented.  CUDA_ERROR_INVALID_VALUE if dptr starts none. */

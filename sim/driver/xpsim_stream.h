@@ -110,6 +110,27 @@ CUevent xpsim_event_create(unsigned int flags);
 CUresult xpsim_event_destroy(CUevent event);   /* INVALID_HANDLE if unknown */
 bool xpsim_event_valid(CUevent event);
 
+/* Interprocess events (xpsim_ipc_event.h): one created with
+ * CU_EVENT_INTERPROCESS keeps its state where other processes can open it;
+ * records of it by any process publish there, and queries, synchronizes and
+ * stream waits on it in any process see the latest of them. */
+typedef struct xpsim_ipc_ref xpsim_ipc_ref;
+typedef struct xpsim_ipc_slot_name xpsim_ipc_slot_name;
+
+/* For xpsim_event_create: the event is another process's, opened here
+ * (xpsim_event_open_ipc), so it gets no shared state of its own. */
+#define XPSIM_EVENT_OPENED 0x80000000u
+
+/* The name another process opens.  CUDA_ERROR_INVALID_HANDLE for an unknown
+ * event or one created without CU_EVENT_INTERPROCESS; CUDA_ERROR_NOT_SUPPORTED
+ * when its shared state could not be made; CUDA_ERROR_MAP_FAILED when this
+ * process's file of them was closed under us. */
+CUresult xpsim_event_ipc_name(CUevent event, xpsim_ipc_slot_name *out);
+
+/* An event of this process over a slot opened from another (it takes the
+ * reference); NULL when out of memory. */
+CUevent xpsim_event_open_ipc(xpsim_ipc_ref *ref);
+
 /* Captures the stream's work so far: the event completes when that work has.
  * Its timestamp is the modeled time the device reached it. */
 CUresult xpsim_event_record(CUevent event, CUstream stream);

@@ -141,6 +141,8 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuIpcGetMemHandle, PFN_cuIpcGetMemHandle_v4010)                       \
     X(cuIpcOpenMemHandle, PFN_cuIpcOpenMemHandle_v11000)                    \
     X(cuIpcCloseMemHandle, PFN_cuIpcCloseMemHandle_v4010)                   \
+    X(cuIpcGetEventHandle, PFN_cuIpcGetEventHandle_v4010)                   \
+    X(cuIpcOpenEventHandle, PFN_cuIpcOpenEventHandle_v4010)                 \
     X(cuCtxSynchronize, PFN_cuCtxSynchronize_v13000)                        \
     X(cuCtxGetStreamPriorityRange, PFN_cuCtxGetStreamPriorityRange_v5050)   \
     X(cuMemGetInfo, PFN_cuMemGetInfo_v3020)                                 \
@@ -166,6 +168,12 @@ XPRT_EXPORT void *__cudaGetProcAddress(void);
     X(cuMemPoolSetAttribute, PFN_cuMemPoolSetAttribute_v11020)              \
     X(cuMemPoolGetAttribute, PFN_cuMemPoolGetAttribute_v11020)              \
     X(cuMemPoolTrimTo, PFN_cuMemPoolTrimTo_v11020)                          \
+    X(cuMemPoolCreate, PFN_cuMemPoolCreate_v11020)                          \
+    X(cuMemPoolDestroy, PFN_cuMemPoolDestroy_v11020)                        \
+    X(cuMemPoolExportToShareableHandle, PFN_cuMemPoolExportToShareableHandle_v11020) \
+    X(cuMemPoolImportFromShareableHandle, PFN_cuMemPoolImportFromShareableHandle_v11020) \
+    X(cuMemPoolExportPointer, PFN_cuMemPoolExportPointer_v11020)            \
+    X(cuMemPoolImportPointer, PFN_cuMemPoolImportPointer_v11020)            \
     X(cuPointerGetAttribute, PFN_cuPointerGetAttribute_v4000)               \
     X(cuPointerGetAttributes, PFN_cuPointerGetAttributes_v7000)             \
     X(cuMemcpy, PFN_cuMemcpy_v4000)                                         \

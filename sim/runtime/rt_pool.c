@@ -2,6 +2,8 @@
  * cudaMallocFromPoolAsync) and the memory pools behind it. */
 #include "rt_internal.h"
 
+#include <string.h>
+
 /* cudaMemPool_t is CUmemoryPool, and the attributes share their values. */
 _Static_assert(cudaMemPoolReuseFollowEventDependencies ==
                        (int)CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
@@ -148,4 +150,31 @@ XPRT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytes
     if (e != cudaSuccess)
         return xprt_result(e);
     return xprt_result_cu(XPRT_CALL(d, cuMemPoolTrimTo, memPool, minBytesToKeep));
+}
+
+_Static_assert(sizeof(struct cudaMemPoolProps) == sizeof(CUmemPoolProps),
+               "the runtime's pool properties are the driver's");
+
+XPRT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool,
+                                          const struct cudaMemPoolProps *poolProps)
+{
+    if (memPool == NULL || poolProps == NULL)
+        return xprt_result(cudaErrorInvalidValue);
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    /* The same fields in the same places, the enums' values the driver's. */
+    CUmemPoolProps props;
+    memcpy(&props, poolProps, sizeof props);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPoolCreate, memPool, &props));
+}
+
+XPRT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
+{
+    const xprt_drv *d;
+    cudaError_t e = xprt_enter(XPRT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return xprt_result(e);
+    return xprt_result_cu(XPRT_CALL(d, cuMemPoolDestroy, memPool));
 }

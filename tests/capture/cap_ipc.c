@@ -6,6 +6,7 @@
  * stderr (they vary from run to run), the rest to stdout, so that
  * test_ipc.py can compare stdout with and without the profiler. */
 #include "cap_util.h"
+#include "../sim/xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,29 +18,11 @@ extern char **environ;
 
 enum { N = 20000, BIG = 1 << 20 };
 
-static void to_hex(const cudaIpcMemHandle_t *h, char *out)
-{
-    const unsigned char *p = (const unsigned char *)h;
-    for (size_t i = 0; i < sizeof *h; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static void from_hex(const char *s, cudaIpcMemHandle_t *h)
-{
-    unsigned char *p = (unsigned char *)h;
-    CHECK(strlen(s) == 2 * sizeof *h);
-    for (size_t i = 0; i < sizeof *h; i++) {
-        unsigned v;
-        CHECK(sscanf(s + 2 * i, "%2x", &v) == 1);
-        p[i] = (unsigned char)v;
-    }
-}
-
 static int import(const char *hex_a, const char *hex_b)
 {
     cudaIpcMemHandle_t ha, hb;
-    from_hex(hex_a, &ha);
-    from_hex(hex_b, &hb);
+    xpt_from_hex(hex_a, &ha, sizeof ha);
+    xpt_from_hex(hex_b, &hb, sizeof hb);
     void *a = NULL, *b = NULL, *own = NULL;
     CHECK_OK(cudaIpcOpenMemHandle(&a, ha, cudaIpcMemLazyEnablePeerAccess));
     CHECK_OK(cudaIpcOpenMemHandle(&b, hb, cudaIpcMemLazyEnablePeerAccess));
@@ -72,8 +55,8 @@ int main(int argc, char **argv)
     CHECK_OK(cudaIpcGetMemHandle(&ha, a));
     CHECK_OK(cudaIpcGetMemHandle(&hb, b));
     char hex_a[2 * sizeof ha + 1], hex_b[2 * sizeof hb + 1];
-    to_hex(&ha, hex_a);
-    to_hex(&hb, hex_b);
+    xpt_to_hex(&ha, sizeof ha, hex_a);
+    xpt_to_hex(&hb, sizeof hb, hex_b);
     fflush(stdout);
     char *child_argv[] = {argv[0], "import", hex_a, hex_b, NULL};
     pid_t pid;

@@ -1,5 +1,5 @@
 /* Device memory shared between two processes (cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle): the exporter's bytes seen by the importer, the importer's writes seen by the exporter, and the documented errors.  The importer is this program run again (argv[1] "import" and the handle in hex). */
-#include "xpt_check.h"
+#include "xpt_ipc.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,29 +9,11 @@ extern char **environ;
 
 #define N (3 * 4096 + 100)   /* not a whole number of pages, at an offset that is none either */
 
-static void to_hex(const cudaIpcMemHandle_t *h, char *out)
-{
-    const unsigned char *p = (const unsigned char *)h;
-    for (size_t i = 0; i < sizeof *h; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static void from_hex(const char *s, cudaIpcMemHandle_t *h)
-{
-    unsigned char *p = (unsigned char *)h;
-    CHECK(strlen(s) == 2 * sizeof *h);
-    for (size_t i = 0; i < sizeof *h; i++) {
-        unsigned v;
-        CHECK(sscanf(s + 2 * i, "%2x", &v) == 1);
-        p[i] = (unsigned char)v;
-    }
-}
-
 /* The other process: reads the pattern, writes the next one, closes. */
 static int import(const char *hex)
 {
     cudaIpcMemHandle_t h;
-    from_hex(hex, &h);
+    xpt_from_hex(hex, &h, sizeof h);
     void *p = NULL, *again = NULL;
     CHECK_CUDA(cudaIpcOpenMemHandle(&p, h, 0), cudaErrorInvalidValue);
     CHECK_OK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
@@ -84,7 +66,7 @@ int main(int argc, char **argv)
                cudaErrorDeviceUninitialized);   /* "invalid device context" */
 
     char hex[2 * sizeof h + 1];
-    to_hex(&h, hex);
+    xpt_to_hex(&h, sizeof h, hex);
     char *child_argv[] = {argv[0], "import", hex, NULL};
     pid_t pid;
     CHECK(posix_spawn(&pid, "/proc/self/exe", NULL, NULL, child_argv, environ) == 0);
