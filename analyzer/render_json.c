@@ -133,6 +133,8 @@ static void xp_j_totals(struct xp_json *j, const struct xp_totals *t)
     xp_json_key(j, "memsets"), xp_json_uint(j, t->memsets);
     xp_json_key(j, "syncs"), xp_json_uint(j, t->syncs);
     xp_json_key(j, "sync_time_ns"), xp_json_int(j, t->sync_time_ns);
+    xp_json_key(j, "graph_copies"), xp_json_uint(j, t->graph_copies);
+    xp_json_key(j, "graph_launches"), xp_json_uint(j, t->graph_launches);
     xp_json_end(j);
 }
 

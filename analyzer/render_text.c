@@ -162,6 +162,11 @@ static void xp_t_totals(FILE *f, const struct xp_totals *t, const struct xp_styl
     if (t->syncs || t->memsets || t->failed_calls)
         fprintf(f, "  syncs: %" PRIu64 " (%s waited)   memsets: %" PRIu64 "   failed calls: %" PRIu64 "\n",
                 t->syncs, xp_fmt_ns(t->sync_time_ns, b1, sizeof b1), t->memsets, t->failed_calls);
+    /* Where such a copy's call site is: the capture or add, not the launch. */
+    if (t->graph_copies)
+        fprintf(f, "  CUDA graphs: %" PRIu64 " copies ran in %" PRIu64
+                   " launch(es); their call sites are where each copy was captured or added\n",
+                t->graph_copies, t->graph_launches);
     for (size_t i = 0; i < t->n_failed_by_status; i++) {
         const struct xp_status_count *x = &t->failed_by_status[i];
         fprintf(f, "    %8" PRIu64 " failed  %s: %s\n", x->n, x->api,

@@ -569,6 +569,36 @@ static int xp_ld_unknown_frees(struct xp_ld *L)
     return xp_ld_done(L, st, rc);
 }
 
+/* The copies graph launches ran: each row of one launch has the launch's
+ * start and thread, and names its node (schema 2; none before). */
+static int xp_ld_graphs(struct xp_ld *L)
+{
+    sqlite3_stmt *st = xp_ld_prepare(L, "SELECT count(*) FROM pragma_table_info('copy_rows') "
+                                        "WHERE name = 'graph_node'");
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st);
+    bool has = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+    if (rc == SQLITE_ROW)
+        rc = SQLITE_DONE;
+    if (xp_ld_done(L, st, rc) != 0)
+        return -1;
+    if (!has)
+        return 0;
+    st = xp_ld_prepare(L, "SELECT count(*), count(DISTINCT c.start_ns || ' ' || s.tid) "
+                          "FROM copy_rows c JOIN call_sites s ON s.id = c.site "
+                          "WHERE c.graph_node IS NOT NULL");
+    if (!st)
+        return -1;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        L->p->graph_copies = (uint64_t)sqlite3_column_int64(st, 0);
+        L->p->graph_launches = (uint64_t)sqlite3_column_int64(st, 1);
+        rc = SQLITE_DONE;
+    }
+    return xp_ld_done(L, st, rc);
+}
+
 static int xp_ld_memsets(struct xp_ld *L)
 {
     sqlite3_stmt *st = xp_ld_prepare(L, "SELECT count(*), coalesce(sum(bytes), 0), "
@@ -742,7 +772,7 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
     }
     if (xp_ld_meta(&L) || xp_ld_apis(&L) || xp_ld_sites(&L) || xp_ld_copies(&L) ||
         xp_ld_syncs(&L) || xp_ld_pair_syncs(&L) || xp_ld_allocs(&L) || xp_ld_errors(&L) || xp_ld_unknown_frees(&L) ||
-        xp_ld_memsets(&L) || xp_ld_ranges(&L))
+        xp_ld_memsets(&L) || xp_ld_graphs(&L) || xp_ld_ranges(&L))
         goto out;
     if (p->end_mono_ns < p->start_mono_ns)
         p->end_mono_ns = p->start_mono_ns;

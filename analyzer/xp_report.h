@@ -202,6 +202,9 @@ struct xp_process {
     struct xp_unknown_free *unknown_frees; size_t n_unknown_frees;
     struct xp_nvtx_range *ranges; size_t n_ranges;
     uint64_t memsets, memset_bytes;
+    /* Copies CUDA graph launches ran (copies.graph_node set), and the
+     * launches that ran them; 0 in a database from before graphs. */
+    uint64_t graph_copies, graph_launches;
     struct xp_memset_span *memset_spans; size_t n_memset_spans;   /* by start_ns */
 
     struct xp_stack *stacks; size_t n_stacks;   /* sorted by id */

@@ -226,6 +226,8 @@ int xp_totals_compute(const struct xp_process *procs, size_t n, struct xp_totals
                 goto oom;
         }
         t->memsets += p->memsets;
+        t->graph_copies += p->graph_copies;
+        t->graph_launches += p->graph_launches;
         t->syncs += p->n_syncs;
         for (size_t k = 0; k < p->n_syncs; k++)
             t->sync_time_ns += p->syncs[k].dur_ns;

@@ -67,6 +67,7 @@ struct xp_totals {
     size_t n_failed_by_status;
     uint64_t memsets, syncs;
     int64_t sync_time_ns;
+    uint64_t graph_copies, graph_launches;   /* copies CUDA graph launches ran, and those launches */
 };
 
 /* Totals over the n processes of procs together (one process: its own).

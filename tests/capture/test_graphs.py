@@ -121,11 +121,22 @@ if memset_node:
     check(all(m['graph_node'] == memset_node[0]['id'] and m['stack_id'] == memset_node[0]['stack_id']
               for m in ms), "each memset row names the memset node and has its stack")
 
+# The report says how many copies graph launches ran, in how many launches.
+txt = run([args.xferprof, 'report', db], clean_env())
+expect_rc(txt, 0, 'report (text)')
+want_runs, want_launches = len(runs), len({(c['start_ns'], c['tid']) for c in runs})
+check('CUDA graphs: %d copies ran in %d launch(es)' % (want_runs, want_launches) in txt.out,
+      "the text report's totals say how many copies graph launches ran", want_runs, want_launches)
+
 # The report's call sites count the copies the launches ran, named after the capture.
 rep = run([args.xferprof, 'report', '--format', 'json', db], clean_env())
 expect_rc(rep, 0, 'report')
 import json  # noqa: E402
-sites = json.loads(rep.out).get('sites', [])
+report = json.loads(rep.out)
+sites = report.get('sites', [])
+totals = report.get('totals', {})
+check_eq((totals.get('graph_copies'), totals.get('graph_launches')), (want_runs, want_launches),
+         "the JSON report's totals: graph_copies, graph_launches")
 site_stacks = {s.get('stack_id') for s in sites}
 check(all(n['stack_id'] in site_stacks for n in captured if n['op'] == 'copy'),
       "the report's call sites include the captured copies' stacks")
