@@ -475,8 +475,22 @@ XPSIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 
 /* Reads (set false) or replaces (set true) the parameters of a node of the
  * given type; INVALID_VALUE for any other node. */
+CUresult xpdrv_node_check(const xpsim_node_params *p)
+{
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_MEMCPY: return xpdrv_copy3d_check(&p->u.copy);
+    case CU_GRAPH_NODE_TYPE_MEMSET: return xpdrv_memset_check(&p->u.memset);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return xpdrv_kernel_check(&p->u.kernel);
+    case CU_GRAPH_NODE_TYPE_HOST: return p->u.host.fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_SUCCESS;
+    }
+}
+
 static CUresult node_params(CUgraphNode nd, CUgraphNodeType type, xpsim_node_params *p, bool set)
 {
+    CUresult checked = set ? xpdrv_node_check(p) : CUDA_SUCCESS;
+    if (checked != CUDA_SUCCESS)
+        return checked;
     pthread_mutex_lock(&g_lock);
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
     if (xpsim_h_valid(nd, XPSIM_H_NODE) && nd->p.type == type) {
@@ -502,13 +516,10 @@ XPSIM_API CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *
 
 XPSIM_API CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams)
 {
-    CUresult rc = nodeParams ? xpdrv_copy3d_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
-    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMCPY};
-    if (rc == CUDA_SUCCESS) {
-        p.u.copy = *nodeParams;
-        rc = node_params(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &p, true);
-    }
-    return rc;
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .u.copy = *nodeParams};
+    return node_params(hNode, p.type, &p, true);
 }
 
 XPSIM_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
@@ -525,13 +536,10 @@ XPSIM_API CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 XPSIM_API CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
                                               const CUDA_MEMSET_NODE_PARAMS *nodeParams)
 {
-    CUresult rc = nodeParams ? xpdrv_memset_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
-    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMSET};
-    if (rc == CUDA_SUCCESS) {
-        p.u.memset = *nodeParams;
-        rc = node_params(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &p, true);
-    }
-    return rc;
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMSET, .u.memset = *nodeParams};
+    return node_params(hNode, p.type, &p, true);
 }
 
 XPSIM_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
@@ -548,13 +556,10 @@ XPSIM_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
 XPSIM_API CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
                                                  const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-    CUresult rc = nodeParams ? xpdrv_kernel_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
-    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
-    if (rc == CUDA_SUCCESS) {
-        p.u.kernel = *nodeParams;
-        rc = node_params(hNode, CU_GRAPH_NODE_TYPE_KERNEL, &p, true);
-    }
-    return rc;
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_KERNEL, .u.kernel = *nodeParams};
+    return node_params(hNode, p.type, &p, true);
 }
 
 /* The CUDA 10 ABI of the two: the same fields without kern and ctx. */
@@ -600,10 +605,10 @@ XPSIM_API CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PA
 XPSIM_API CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
                                             const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-    if (nodeParams == NULL || nodeParams->fn == NULL)
+    if (nodeParams == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_HOST, .u.host = *nodeParams};
-    return node_params(hNode, CU_GRAPH_NODE_TYPE_HOST, &p, true);
+    return node_params(hNode, p.type, &p, true);
 }
 
 /* "Removes hNode from its graph. This operation also severs any dependencies

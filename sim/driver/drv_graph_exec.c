@@ -268,6 +268,9 @@ static xpsim_exec_node *exec_node_of(CUgraphExec x, CUgraphNode nd)
  * change, for later launches." */
 static CUresult exec_set(CUgraphExec x, CUgraphNode nd, const xpsim_node_params *p)
 {
+    CUresult checked = xpdrv_node_check(p);
+    if (checked != CUDA_SUCCESS)
+        return checked;
     xpsim_graph_lock();
     xpsim_exec_node *en = exec_node_of(x, nd);
     CUresult rc = CUDA_ERROR_INVALID_VALUE;
@@ -283,9 +286,8 @@ XPSIM_API CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgrap
                                                   const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
     (void)ctx;
-    CUresult rc = copyParams ? xpdrv_copy3d_check(copyParams) : CUDA_ERROR_INVALID_VALUE;
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    if (copyParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
     xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .u.copy = *copyParams};
     return exec_set(hGraphExec, hNode, &p);
 }
@@ -295,9 +297,8 @@ XPSIM_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
                                                   CUcontext ctx)
 {
     (void)ctx;
-    CUresult rc = memsetParams ? xpdrv_memset_check(memsetParams) : CUDA_ERROR_INVALID_VALUE;
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    if (memsetParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
     xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_MEMSET, .u.memset = *memsetParams};
     return exec_set(hGraphExec, hNode, &p);
 }
@@ -305,9 +306,8 @@ XPSIM_API CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgrap
 XPSIM_API CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                      const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
-    CUresult rc = nodeParams ? xpdrv_kernel_check(nodeParams) : CUDA_ERROR_INVALID_VALUE;
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    if (nodeParams == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
     xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_KERNEL, .u.kernel = *nodeParams};
     return exec_set(hGraphExec, hNode, &p);
 }
@@ -328,7 +328,7 @@ XPSIM_API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgrap
 XPSIM_API CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                 const CUDA_HOST_NODE_PARAMS *nodeParams)
 {
-    if (nodeParams == NULL || nodeParams->fn == NULL)
+    if (nodeParams == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     xpsim_node_params p = {.type = CU_GRAPH_NODE_TYPE_HOST, .u.host = *nodeParams};
     return exec_set(hGraphExec, hNode, &p);

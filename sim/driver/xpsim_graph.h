@@ -105,6 +105,11 @@ CUresult xpdrv_memset_enqueue(const CUDA_MEMSET_NODE_PARAMS *p, CUstream h, bool
 
 CUresult xpdrv_kernel_check(const CUDA_KERNEL_NODE_PARAMS *p);
 
+/* The check of a node's new parameters by its type (the one above for
+ * memcpy, memset and kernel nodes; a host node needs its function): what
+ * setting them, in a graph or an executable graph, first asks. */
+CUresult xpdrv_node_check(const xpsim_node_params *p);
+
 /* The CUDA 10 ABI's kernel node parameters (no kern, no ctx) in today's form. */
 static inline CUDA_KERNEL_NODE_PARAMS xpdrv_kernel_params_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
