@@ -774,6 +774,11 @@ int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp
         xp_ld_syncs(&L) || xp_ld_pair_syncs(&L) || xp_ld_allocs(&L) || xp_ld_errors(&L) || xp_ld_unknown_frees(&L) ||
         xp_ld_memsets(&L) || xp_ld_graphs(&L) || xp_ld_ranges(&L))
         goto out;
+    int brc = xp_load_blocks(db, p);
+    if (brc != SQLITE_OK) {
+        xp_ld_fail(&L, brc);
+        goto out;
+    }
     if (p->end_mono_ns < p->start_mono_ns)
         p->end_mono_ns = p->start_mono_ns;
     xp_capture_done(p);
@@ -828,6 +833,7 @@ void xp_process_free(struct xp_process *p)
     free(p->copy_waits);
     free(p->copy_full_fps);
     free(p->allocs);
+    free(p->blocks);
     free(p->syncs);
     free(p->memset_spans);
     free(p->errors);

@@ -33,6 +33,11 @@ int xp_load_open(const char *path, sqlite3 **db, bool *writable, bool *did, char
 int xp_load_db(sqlite3 *db, const char *path, bool writable, bool did, struct xp_process *p,
                char *err, size_t errlen);
 
+/* xp_load_blocks.c: block_rows (a database from before schema 3 has none)
+ * into p->blocks, each block taken paired with its return, by time taken.
+ * Returns SQLITE_OK, or SQLite's error (SQLITE_NOMEM out of memory). */
+int xp_load_blocks(sqlite3 *db, struct xp_process *p);
+
 /* Frees what xp_load put in p. */
 void xp_process_free(struct xp_process *p);
 

@@ -197,6 +197,11 @@ struct xp_process {
     struct xp_copy_fact *copy_waits; size_t n_copy_waits;
     struct xp_copy_fact *copy_full_fps; size_t n_copy_full_fps;
     struct xp_alloc *allocs; size_t n_allocs;
+    /* The blocks a caching allocator (PyTorch's) handed out inside its
+     * segments, by time taken (xp_load_blocks.c): not memory of their own,
+     * never counted with allocs.  api 0, kind DEVICE, free_ns -1 when the
+     * block was not returned. */
+    struct xp_alloc *blocks; size_t n_blocks;
     struct xp_sync *syncs; size_t n_syncs;
     struct xp_error *errors; size_t n_errors;
     struct xp_unknown_free *unknown_frees; size_t n_unknown_frees;

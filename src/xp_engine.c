@@ -451,6 +451,7 @@ static void on_fork_child(void)
     xp_nvtx_after_fork();
     xp_fp_confirm_reset();
     xp_record_after_fork();
+    xp_blocks_after_fork();
     forked_child = true;
     xp_inflight_after_fork();
     xp_cached_tid = 0;

@@ -302,6 +302,13 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status);
  * like any failed call. */
 void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status);
 
+/* A block a framework's caching allocator handed out (taken) or took back
+ * (xp_blocks.c): allocator is xp_block_allocator, allocated and
+ * reserved_bytes its totals after the event as it reported them.  Not an
+ * allocation: the pointer registry is left as it is. */
+void xp_record_block(const xp_scope *s, uint8_t allocator, bool taken, uint64_t ptr,
+                     uint64_t bytes, uint64_t allocated, uint64_t reserved_bytes, int device);
+
 /* For other writers in the engine (xp_nvtx.c): the session's journal,
  * starting the session on first use (NULL when the profiler is off,
  * disabled or stopping); the calling thread's id; a meta key/value. */

@@ -59,8 +59,9 @@ void xp_session_put_meta(const char *key, const char *value);
 /* In a forked child, from the session's atfork handler: each file forgets
  * the parent's session state it keeps (xp_record.c: the thread's last copy
  * and the launch counts; xp_runtime_note.c: whether the first driver call
- * was looked at). */
+ * was looked at; xp_blocks.c: the block events' numbering). */
 void xp_record_after_fork(void);
+void xp_blocks_after_fork(void);
 void xp_runtime_note_after_fork(void);
 void xp_graph_after_fork(void);
 

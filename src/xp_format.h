@@ -31,7 +31,7 @@
 #define XP_JOURNAL_MAGIC   0x4c4e524a50585846ull   /* "FXXPJRNL" little-endian */
 #define XP_CHUNK_MAGIC     0x4b4e4843u             /* "CHNK" */
 #define XP_COMMIT          0x54494d43u             /* "CMIT": the commit word before version 5 */
-#define XP_JOURNAL_VERSION 8     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
+#define XP_JOURNAL_VERSION 9     /* 2: copy records grew fingerprint and kernel_seq; MEMSET.
                                     3: copy, memset and sync records grew nvtx_range; NVTX, NAME.
                                     4: stack records grew Python frames; PYCODE; copy
                                        records grew full_fingerprint; sync records
@@ -40,7 +40,8 @@
                                     6: PAD closes a chunk its writer left
                                     7: the checksum is CRC32C (was XXH3)
                                     8: GRAPH_NODE; copy and memset records grew graph_node
-                                       and launch_stack_id (copies a graph launch ran) */
+                                       and launch_stack_id (copies a graph launch ran)
+                                    9: BLOCK (a caching allocator's blocks: PyTorch's) */
 #define XP_JOURNAL_CHECKSUM_VERSION 5   /* the first version whose records carry one */
 #define XP_JOURNAL_CRC32C_VERSION 7     /* the first whose checksum is CRC32C */
 #define XP_JOURNAL_HEADER_SIZE 4096u
@@ -91,6 +92,8 @@ typedef enum xp_rec_type {
                                  follows it in the chunk (version 6); never delivered */
     XP_REC_GRAPH_NODE = 14,   /* a copy or memset node of a CUDA graph, captured or added
                                  (version 7): defined, not run */
+    XP_REC_BLOCK = 15,        /* a block a caching allocator handed out or took back
+                                 (version 9): no CUDA call, no memory from CUDA */
     /* Never written: what the reader hands its callback in place of damaged
      * bytes (a record whose checksum fails, and whatever follows it up to the
      * next whole record), so that a consumer can count them as lost and move
@@ -264,6 +267,37 @@ typedef enum xp_alloc_kind {
 } xp_alloc_kind;
 /* The highest kind: readers refuse records with a higher one. */
 #define XP_ALLOC_KIND_MAX XP_ALLOC_IPC
+
+/* A block of device memory a framework's caching allocator handed out to
+ * the program or took back (version 9): PyTorch's, through the report its
+ * allocator makes for profilers (hooks/xp_torch_hooks.c).  Not memory taken
+ * from CUDA: the blocks lie inside segments the allocator took with
+ * cudaMalloc (ALLOC records), so nothing adds them to device memory; they
+ * say which line of the program holds what the segments hold.  c is the
+ * report's call: status 0, device the block's, stack where the program
+ * asked for the tensor. */
+typedef enum xp_block_op {
+    XP_BLOCK_TAKEN = 1, XP_BLOCK_RETURNED = 2,
+} xp_block_op;
+
+typedef enum xp_block_allocator {
+    XP_BLOCKS_PYTORCH = 1,    /* c10's CUDA caching allocator */
+} xp_block_allocator;
+
+typedef struct xp_rec_block {
+    xp_call c;
+    uint64_t seq;             /* per process from 1, in the allocator's own order: a block's
+                                 address is handed out again at once, so its taking and
+                                 return pair by this order, not by times of two threads */
+    uint64_t ptr;
+    uint64_t bytes;           /* the block's size */
+    uint64_t allocated;       /* the allocator's bytes handed out after this event */
+    uint64_t reserved_bytes;  /* the allocator's bytes held from CUDA after it */
+    uint8_t op;               /* xp_block_op */
+    uint8_t allocator;        /* xp_block_allocator */
+    uint8_t reserved[6];
+} xp_rec_block;
+_Static_assert(sizeof(xp_rec_block) == 96, "block record is 96 bytes");
 
 /* A successful or failed allocation.  Failed ones (status != 0) carry the
  * device's free and total memory at that moment when the failure was for

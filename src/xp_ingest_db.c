@@ -77,6 +77,9 @@ static const char *const sql_text[S_COUNT] = {
     [S_NVTX_RANGE] = "INSERT OR IGNORE INTO nvtx_range_rows(id, kind, name, domain, tid, "
                      "start_ns, depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [S_NVTX_END] = "INSERT OR IGNORE INTO nvtx_end_rows(range_id, tid, end_ns) VALUES (?1, ?2, ?3)",
+    [S_BLOCK] = "INSERT OR IGNORE INTO block_rows(id, op, allocator, device, ptr, bytes, "
+                "time_ns, tid, stack, allocated, reserved) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     /* A node's row: a set (via 3) after its capture or add changes its parameters
      * only; a capture or add stored after a set of the same node keeps the set's
      * parameters and says how the node was made. */

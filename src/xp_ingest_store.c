@@ -304,6 +304,28 @@ static int xp_store_graph_node(xp_ingest *ig, const xp_rec_graph_node *r)
     return xp_ig_run(ig, S_GRAPH_NODE);
 }
 
+/* A block event: keyed by its number, so one stored again (a journal
+ * recovered twice) is counted, never doubled. */
+static int xp_store_block(xp_ingest *ig, const xp_rec_block *r)
+{
+    sqlite3_int64 stack = xp_stack_ref(ig, r->c.stack_id);
+    if (stack < 0)
+        return -1;
+    sqlite3_stmt *s = ig->st[S_BLOCK];
+    sqlite3_bind_int64(s, 1, (sqlite3_int64)r->seq);
+    sqlite3_bind_int(s, 2, r->op);
+    sqlite3_bind_int(s, 3, r->allocator);
+    sqlite3_bind_int(s, 4, r->c.device);
+    sqlite3_bind_int64(s, 5, xp_i64(r->ptr));
+    sqlite3_bind_int64(s, 6, xp_i64(r->bytes));
+    sqlite3_bind_int64(s, 7, xp_i64(r->c.start_ns));
+    sqlite3_bind_int64(s, 8, r->c.h.tid);
+    xp_bind_stack(s, 9, stack);
+    sqlite3_bind_int64(s, 10, xp_i64(r->allocated));
+    sqlite3_bind_int64(s, 11, xp_i64(r->reserved_bytes));
+    return xp_run_keyed(ig, S_BLOCK);
+}
+
 /* call_sites.id of call c: its api, status, device, thread, stream and stack,
  * with the parts only some records have (syncs and memsets pass 0 for what
  * they lack, and kind 255: none).  Returns the id or -1. */
@@ -667,7 +689,7 @@ int xp_ig_store(xp_ingest *ig, const xp_rec_header *h)
     _Alignas(8) unsigned char fixed[256];
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
-    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE: {
+    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE: case XP_REC_BLOCK: {
         const xp_call *c = (const xp_call *)h;
         if (c->end_ns >= c->start_ns && c->start_ns <= INT64_MAX && c->end_ns <= INT64_MAX)
             break;
@@ -698,6 +720,7 @@ int xp_ig_store(xp_ingest *ig, const xp_rec_header *h)
     case XP_REC_NAME: return xp_store_name(ig, (const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_store_pycode(ig, (const xp_rec_pycode *)h);
     case XP_REC_GRAPH_NODE: return xp_store_graph_node(ig, (const xp_rec_graph_node *)h);
+    case XP_REC_BLOCK: return xp_store_block(ig, (const xp_rec_block *)h);
     case XP_REC_PAD:       /* the reader never delivers it */
     case XP_REC_DAMAGED: break;
     }

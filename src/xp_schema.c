@@ -242,6 +242,46 @@
     "       g.start_ns AS start_ns, g.end_ns AS end_ns, g.stack AS stack_id,\n"         \
     "       g.updated AS updated\n"                                                     \
     "FROM graph_node_rows g LEFT JOIN apis a ON a.id = g.api;\n"
+/* A caching allocator's blocks (schema 3): each event as reported (id is
+ * the journal's seq, the allocator's own order), and each block handed out
+ * paired with its return, the next event at its address: the allocator
+ * hands an address out again only after it took it back. */
+#define XP_SCHEMA_BLOCKS_SQL                                                            \
+    "CREATE TABLE block_rows(\n"                                                        \
+    "  id INTEGER PRIMARY KEY,\n"                                                       \
+    "  op INTEGER NOT NULL,\n"                                                          \
+    "  allocator INTEGER NOT NULL,\n"                                                   \
+    "  device INTEGER NOT NULL,\n"                                                      \
+    "  ptr INTEGER NOT NULL,\n"                                                         \
+    "  bytes INTEGER NOT NULL,\n"                                                       \
+    "  time_ns INTEGER NOT NULL,\n"                                                     \
+    "  tid INTEGER NOT NULL,\n"                                                         \
+    "  stack INTEGER,\n"                                                                \
+    "  allocated INTEGER NOT NULL,\n"                                                   \
+    "  reserved INTEGER NOT NULL\n"                                                     \
+    ");\n"                                                                              \
+    "CREATE INDEX block_rows_ptr ON block_rows(allocator, device, ptr, id);\n"          \
+    "CREATE VIEW block_events AS\n"                                                     \
+    "SELECT b.id AS seq,\n"                                                             \
+    "       CASE b.op WHEN 1 THEN 'taken' WHEN 2 THEN 'returned' END AS op,\n"          \
+    "       CASE b.allocator WHEN 1 THEN 'pytorch' END AS allocator,\n"                 \
+    "       b.device AS device, b.ptr AS ptr, b.bytes AS bytes, b.time_ns AS time_ns,\n" \
+    "       b.tid AS tid, b.stack AS stack_id, b.allocated AS allocated,\n"             \
+    "       b.reserved AS reserved\n"                                                   \
+    "FROM block_rows b;\n"                                                              \
+    "CREATE VIEW blocks AS\n"                                                           \
+    "SELECT t.id AS seq,\n"                                                             \
+    "       CASE t.allocator WHEN 1 THEN 'pytorch' END AS allocator,\n"                 \
+    "       t.device AS device, t.ptr AS ptr, t.bytes AS bytes,\n"                      \
+    "       t.time_ns AS taken_ns, t.tid AS tid, t.stack AS stack_id,\n"                \
+    "       iif(n.op = 2, n.time_ns, NULL) AS returned_ns,\n"                           \
+    "       iif(n.op = 2, n.stack, NULL) AS return_stack_id\n"                          \
+    "FROM block_rows t\n"                                                               \
+    "LEFT JOIN block_rows n ON n.id = (SELECT min(x.id) FROM block_rows x\n"            \
+    "                                  WHERE x.allocator = t.allocator\n"               \
+    "                                    AND x.device = t.device AND x.ptr = t.ptr\n"   \
+    "                                    AND x.id > t.id)\n"                            \
+    "WHERE t.op = 1;\n"
 const char xp_schema_sql[] =
     "CREATE TABLE meta(\n"
     "  key TEXT PRIMARY KEY NOT NULL,\n"
@@ -462,7 +502,7 @@ const char xp_schema_sql[] =
     "       e.copy_id AS copy_id,\n"
     "       " XP_STATUS_NAME_SQL("e")
     "FROM error_rows e LEFT JOIN apis a ON a.id = e.api;\n"
-    XP_SCHEMA_NVTX_SQL XP_SCHEMA_GRAPH_SQL XP_SCHEMA_FRAMES_SQL;
+    XP_SCHEMA_NVTX_SQL XP_SCHEMA_GRAPH_SQL XP_SCHEMA_BLOCKS_SQL XP_SCHEMA_FRAMES_SQL;
 
 const char xp_schema_frames_sql[] = XP_SCHEMA_FRAMES_SQL;
 
@@ -598,8 +638,14 @@ static const char *const right_edges[] = {
     "SELECT max(rowid) FROM journal_progress", "SELECT max(rowid) FROM call_sites",
     "SELECT max(rowid) FROM nvtx_range_rows", "SELECT max(rowid) FROM nvtx_end_rows",
 };
-/* graph_node_rows, from schema 2 on. */
-static const char graph_edge[] = "SELECT max(rowid) FROM graph_node_rows";
+/* From the schema that made them on. */
+static const struct {
+    int since;
+    const char *sql;
+} later_edges[] = {
+    {2, "SELECT max(rowid) FROM graph_node_rows"},
+    {3, "SELECT max(rowid) FROM block_rows"},
+};
 
 int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)
 {
@@ -653,13 +699,12 @@ int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen)
         set_err(err, errlen, NULL, msg);
         return -1;
     }
-    for (size_t i = 0; i <= sizeof right_edges / sizeof right_edges[0]; i++) {
+    size_t n_edges = sizeof right_edges / sizeof right_edges[0];
+    for (size_t i = 0; i < n_edges + sizeof later_edges / sizeof later_edges[0]; i++) {
         long long unused = 0;
-        if (i == sizeof right_edges / sizeof right_edges[0] && v < 2)
-            break;
-        rc = query_int(db, i < sizeof right_edges / sizeof right_edges[0] ? right_edges[i]
-                                                                           : graph_edge,
-                       &unused);
+        if (i >= n_edges && v < later_edges[i - n_edges].since)
+            continue;
+        rc = query_int(db, i < n_edges ? right_edges[i] : later_edges[i - n_edges].sql, &unused);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
             set_db_err(err, errlen, NULL, db);
             return -1;
@@ -696,9 +741,9 @@ static int open_checked(const char *path, int flags, sqlite3 **out, char *err, s
 }
 
 /* Schema 1 to 2 (issue 17): graph nodes, and the graph columns of copies and
- * memsets, for a database an older build made that this one writes again (a
- * journal recovered into it).  In one transaction, after looking again: two
- * writers may meet here. */
+ * memsets; 2 to 3: the blocks of caching allocators.  For a database an
+ * older build made that this one writes again (a journal recovered into
+ * it).  In one transaction, after looking again: two writers may meet here. */
 static int upgrade(sqlite3 *db, char *err, size_t errlen)
 {
     static const char to_2[] =
@@ -707,9 +752,10 @@ static int upgrade(sqlite3 *db, char *err, size_t errlen)
         "ALTER TABLE memset_rows ADD COLUMN graph_node INTEGER;\n"
         "ALTER TABLE memset_rows ADD COLUMN launch_stack INTEGER;\n"
         "DROP VIEW copies;\n"
-        "DROP VIEW memsets;\n" XP_SCHEMA_CALL_VIEWS_SQL XP_SCHEMA_GRAPH_SQL
-        "PRAGMA user_version = 2;\n"
-        "UPDATE meta SET value = '2' WHERE key = 'schema_version';\n";
+        "DROP VIEW memsets;\n" XP_SCHEMA_CALL_VIEWS_SQL XP_SCHEMA_GRAPH_SQL;
+    static const char to_3[] = XP_SCHEMA_BLOCKS_SQL
+        "PRAGMA user_version = 3;\n"
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version';\n";
     long long v = 0;
     if (exec(db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
@@ -719,7 +765,8 @@ static int upgrade(sqlite3 *db, char *err, size_t errlen)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }
-    if ((v == 1 && exec(db, to_2, err, errlen) != 0) || exec(db, "COMMIT", err, errlen) != 0) {
+    if ((v == 1 && exec(db, to_2, err, errlen) != 0) ||
+        (v <= 2 && exec(db, to_3, err, errlen) != 0) || exec(db, "COMMIT", err, errlen) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return -1;
     }

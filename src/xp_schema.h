@@ -10,7 +10,8 @@
 /* meta.schema_version of the databases this build writes.  Tables only grow
  * within a version; renaming or removing anything takes a bump and a
  * migration in the analyzer. */
-#define XP_SCHEMA_VERSION 2   /* 2: graph_nodes; copies and memsets grew graph_node, launch_stack_id */
+#define XP_SCHEMA_VERSION 3   /* 2: graph_nodes; copies and memsets grew graph_node, launch_stack_id
+                                 3: block_events and blocks (PyTorch's caching allocator) */
 
 /* meta.xferprof_version written at creation. */
 #define XP_VERSION_STRING "0.1.0"

@@ -90,6 +90,19 @@ static const char *xp_check_graph_node(const xp_rec_graph_node *r)
     return NULL;
 }
 
+static const char *xp_check_block(const xp_rec_block *r)
+{
+    if (r->c.h.size != sizeof *r)
+        return "size";
+    if (r->seq == 0 || r->seq > INT64_MAX)
+        return "block number";
+    if (r->op < XP_BLOCK_TAKEN || r->op > XP_BLOCK_RETURNED || r->allocator != XP_BLOCKS_PYTORCH)
+        return "enum out of range";
+    if (r->ptr == 0 || !xp_range_ok(r->ptr, r->bytes))
+        return "byte count";
+    return NULL;
+}
+
 static const char *xp_check_alloc(const xp_rec_alloc *r)
 {
     if (r->c.h.size != sizeof *r)
@@ -208,6 +221,7 @@ const char *xp_validate_record(const xp_rec_header *h)
         [XP_REC_NVTX] = sizeof(xp_rec_nvtx),   [XP_REC_NAME] = sizeof(xp_rec_name),
         [XP_REC_PYCODE] = sizeof(xp_rec_pycode),
         [XP_REC_GRAPH_NODE] = sizeof(xp_rec_graph_node),
+        [XP_REC_BLOCK] = sizeof(xp_rec_block),
     };
     if (h->type == 0 || h->type >= sizeof min_size / sizeof min_size[0])
         return "unknown type";
@@ -216,7 +230,7 @@ const char *xp_validate_record(const xp_rec_header *h)
     const char *why = NULL;
     switch ((xp_rec_type)h->type) {
     case XP_REC_COPY: case XP_REC_ALLOC: case XP_REC_FREE: case XP_REC_SYNC:
-    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE:
+    case XP_REC_CALL: case XP_REC_MEMSET: case XP_REC_GRAPH_NODE: case XP_REC_BLOCK:
         why = xp_check_call((const xp_call *)h);
         break;
     default:
@@ -241,6 +255,7 @@ const char *xp_validate_record(const xp_rec_header *h)
     case XP_REC_NAME: return xp_check_name((const xp_rec_name *)h);
     case XP_REC_PYCODE: return xp_check_pycode((const xp_rec_pycode *)h);
     case XP_REC_GRAPH_NODE: return xp_check_graph_node((const xp_rec_graph_node *)h);
+    case XP_REC_BLOCK: return xp_check_block((const xp_rec_block *)h);
     case XP_REC_PAD:       /* the reader never delivers it */
     case XP_REC_DAMAGED: break;
     }

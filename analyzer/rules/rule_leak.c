@@ -33,6 +33,11 @@ static const char xp_fix_growing[] =
 static const char xp_fix_pytorch_growing[] =
     "do not keep references to CUDA tensors across iterations (e.g. append loss.item(), not loss, to a "
     "list: the tensor keeps its graph alive); torch.cuda.memory_summary() shows what holds memory";
+static const char xp_fix_tensors_growing[] =
+    "do not keep references to the CUDA tensors made here across iterations: accumulate what you need "
+    "on the device (total += loss.detach()) and read it once, or move what must be kept to the host "
+    "every N steps (.cpu()); a kept tensor that requires grad also keeps its graph alive; "
+    "torch.cuda.memory_summary() shows what holds memory";
 static const char xp_fix_held[] =
     "free long-lived buffers at teardown (cudaFree/cudaFreeHost) so tools and other processes see the "
     "memory returned; harmless if intended, but a sign of a missing free on some path";
@@ -140,7 +145,7 @@ static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id
 
 /* How many windows the site's live bytes rose in, and whether they rose in
  * the last quarter of the run and kept their pace over its second half. */
-static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t n, struct xp_run run,
+static unsigned xp_rises(const struct xp_alloc *allocs, const size_t *items, size_t n, struct xp_run run,
                          bool *rising_at_end)
 {
     uint64_t live[XP_LEAK_WINDOWS + 1] = {0};
@@ -150,7 +155,7 @@ static unsigned xp_rises(const struct xp_process *p, const size_t *items, size_t
         int64_t t = w == XP_LEAK_WINDOWS ? run.end
                                          : run.start + (int64_t)((double)len * w / XP_LEAK_WINDOWS);
         for (size_t j = 0; j < n; j++) {
-            const struct xp_alloc *a = &p->allocs[items[j]];
+            const struct xp_alloc *a = &allocs[items[j]];
             if (xp_alloc_live_at(a, t))
                 live[w] += a->bytes;
         }
@@ -198,11 +203,12 @@ struct xp_cache_held {
     const struct xp_site_sum *largest;   /* the site the finding is shown at */
     unsigned rises;
     uint64_t kinds;
+    bool grew;   /* a site of it grew: the blocks tell which tensors hold it */
 };
 #define XP_MAX_ALLOCATORS 8
 
 static void xp_cache_add(struct xp_cache_held *held, size_t *n, const char *allocator,
-                         const struct xp_site_sum *s, unsigned rises)
+                         const struct xp_site_sum *s, unsigned rises, bool grew)
 {
     size_t i = 0;
     while (i < *n && strcmp(held[i].allocator, allocator) != 0)
@@ -218,6 +224,7 @@ static void xp_cache_add(struct xp_cache_held *held, size_t *n, const char *allo
     h->bytes += s->bytes;
     h->sites++;
     h->kinds |= s->aux;
+    h->grew |= grew;
     if (!h->largest || s->bytes > h->largest->bytes) {
         h->largest = s;
         h->rises = rises;
@@ -233,9 +240,12 @@ static void xp_cache_findings(struct xp_report *r, const struct xp_process *p,
             r, "leak", XP_SEV_INFO, p, h->largest->stack_id, h->count, h->bytes, 0, xp_fix_cache,
             xp_fix_pytorch_cache,
             "%llu segment%s (%s) from %llu site%s held at exit by %s: memory it keeps for reuse, "
-            "not a leak (it stopped growing)",
+            "%s",
             (unsigned long long)h->count, h->count == 1 ? "" : "s", xp_bytes_str(h->bytes).s,
-            (unsigned long long)h->sites, h->sites == 1 ? "" : "s", h->allocator);
+            (unsigned long long)h->sites, h->sites == 1 ? "" : "s", h->allocator,
+            h->grew ? "which grew with the tensors the program kept (its blocks name the lines "
+                      "that made them)"
+                    : "not a leak (it stopped growing)");
         xp_finding_text(f, "kind", "caching-allocator");
         xp_finding_text(f, "allocator", "%s", h->allocator);
         xp_finding_num(f, "live_count", (int64_t)h->count);
@@ -247,9 +257,19 @@ static void xp_cache_findings(struct xp_report *r, const struct xp_process *p,
     }
 }
 
+static bool xp_is_pytorch_device_cache(const char *allocator, uint64_t kinds)
+{
+    return allocator != NULL && (kinds & xp_kind_bit(XP_AK_PINNED)) == 0 &&
+           (strcmp(allocator, "PyTorch's caching allocator") == 0 ||
+            strncmp(allocator, "a virtual-memory pool", 21) == 0);
+}
+
 /* One site: its allocations (all of them, in allocation order) decide whether
  * it grows.  A caching allocator's site that stopped growing goes to held
- * (one finding per allocator, xp_cache_findings) instead of its own. */
+ * (one finding per allocator, xp_cache_findings) instead of its own.  When
+ * PyTorch's blocks were recorded, its segments are never the growing site
+ * themselves: the blocks name the line that keeps the memory
+ * (xp_leak_blocks). */
 static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const struct xp_site_sum *s,
                          const size_t *items, size_t n, struct xp_run run, struct xp_cache_held *held,
                          size_t *n_held)
@@ -264,7 +284,7 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
         }
     }
     bool rising_at_end = false;
-    unsigned rises = xp_rises(p, items, n, run, &rising_at_end);
+    unsigned rises = xp_rises(p->allocs, items, n, run, &rising_at_end);
     bool growing = s->count >= r->th.leak_min_count && rising_at_end &&
                    (double)rises >= r->th.leak_growing_fraction * XP_LEAK_WINDOWS;
     const char *allocator = xp_allocator_of(p, s->stack_id, s->aux);
@@ -274,8 +294,11 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
     if (growing && allocator && s->aux == xp_kind_bit(XP_AK_PINNED) &&
         xp_host_block_uses(p, items, n) > XP_LEAK_REUSED)
         growing = false;
+    bool grew = growing && p->n_blocks > 0 && xp_is_pytorch_device_cache(allocator, s->aux);
+    if (grew)
+        growing = false;
     if (!growing && allocator) {
-        xp_cache_add(held, n_held, allocator, s, rises);
+        xp_cache_add(held, n_held, allocator, s, rises, grew);
         return;
     }
     struct xp_finding *f;
@@ -306,6 +329,77 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
     xp_finding_num(f, "run_ns", xp_sub_sat(run.end, run.start));
     xp_finding_text(f, "memory", "%s", xp_kind_mask_name(s->aux));
     xp_finding_text(f, "api", "%s", xp_process_api(p, api));
+}
+
+/* The end of the program's own work: its last CUDA event or block taken.
+ * Blocks returned after it were returned by the interpreter's teardown
+ * (Python frees every tensor as it exits, after the script's last line):
+ * for the program they were held to its end. */
+static int64_t xp_work_end(const struct xp_process *p)
+{
+    int64_t end = p->end_mono_ns;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        if (p->blocks[i].alloc_ns > end)
+            end = p->blocks[i].alloc_ns;
+    return end;
+}
+
+/* PyTorch's blocks, by the line that made each tensor: a line whose tensors
+ * still held at the end keep growing through the run is the leak the
+ * caching allocator's segments only showed the symptom of.  Tensors held at
+ * the end that stopped growing (the model, the optimizer's state) are what
+ * a program holds, and say nothing here. */
+static void xp_leak_blocks(struct xp_report *r, const struct xp_process *p)
+{
+    struct xp_sites sites;
+    xp_sites_init(&sites);
+    size_t *site_of = NULL, *start = NULL, *order = NULL;
+    struct xp_alloc *blocks = malloc(p->n_blocks * sizeof *blocks);
+    if (!blocks)
+        goto out;
+    struct xp_run run = {p->n_blocks ? p->blocks[0].alloc_ns : 0, xp_work_end(p)};
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        blocks[i] = p->blocks[i];
+        if (blocks[i].free_ns > run.end)
+            blocks[i].free_ns = -1;
+        if (blocks[i].free_ns < 0 && !xp_sites_add(&sites, blocks[i].alloc_stack, blocks[i].bytes, 0))
+            goto out;
+    }
+    if (!sites.n || !(site_of = malloc(p->n_blocks * sizeof *site_of)))
+        goto out;
+    for (size_t i = 0; i < p->n_blocks; i++)
+        site_of[i] = xp_sites_lookup(&sites, blocks[i].alloc_stack);
+    if (xp_sites_bucket(sites.n, site_of, p->n_blocks, &start, &order) != 0)
+        goto out;
+    for (size_t k = 0; k < sites.n; k++) {
+        const struct xp_site_sum *s = &sites.v[k];
+        bool rising_at_end = false;
+        unsigned rises = xp_rises(blocks, order + start[k], start[k + 1] - start[k], run,
+                                  &rising_at_end);
+        if (s->count < r->th.leak_min_count || !rising_at_end ||
+            (double)rises < r->th.leak_growing_fraction * XP_LEAK_WINDOWS)
+            continue;
+        struct xp_finding *f = xp_report_add(
+            r, "leak", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, 0, xp_fix_tensors_growing,
+            NULL, "%llu tensors made here (%s) were still held at the end: the memory they hold in "
+            "PyTorch's caching allocator rose in %u of %u parts of the run, and was still "
+            "rising at the end",
+            (unsigned long long)s->count, xp_bytes_str(s->bytes).s, rises, XP_LEAK_WINDOWS);
+        xp_finding_text(f, "kind", "growing");
+        xp_finding_text(f, "allocator", "PyTorch's caching allocator");
+        xp_finding_num(f, "live_count", (int64_t)s->count);
+        xp_finding_num(f, "rising_windows", (int64_t)rises);
+        xp_finding_num(f, "windows", XP_LEAK_WINDOWS);
+        xp_finding_num(f, "run_ns", xp_sub_sat(run.end, run.start));
+        xp_finding_text(f, "memory", "device");
+        xp_finding_text(f, "api", "tensor");
+    }
+out:
+    free(blocks);
+    free(site_of);
+    free(start);
+    free(order);
+    xp_sites_free(&sites);
 }
 
 static void xp_leak_process(struct xp_report *r, const struct xp_process *p)
@@ -347,6 +441,8 @@ out:
 
 void xp_rule_leak(struct xp_report *r)
 {
-    for (size_t i = 0; i < r->n_procs; i++)
+    for (size_t i = 0; i < r->n_procs; i++) {
         xp_leak_process(r, &r->procs[i]);
+        xp_leak_blocks(r, &r->procs[i]);
+    }
 }

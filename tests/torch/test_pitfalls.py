@@ -32,10 +32,6 @@ PITFALLS = {
     'tiny': ('small-copies', None),
 }
 
-# Pitfalls whose line CUDA cannot show: PyTorch's caching allocator asks
-# CUDA for a new segment at whichever line runs out of cached memory, not at
-# the line that keeps the tensors alive (issue 13 item 4: caching allocators).
-NO_LINE = {'leak'}
 
 only = None
 rest = []
@@ -86,7 +82,9 @@ for mark in wanted:
         what += ' at a site in %s' % native
     if not check(cands, what, 'findings: %s' % sorted({f['rule'] for f in findings})):
         continue
-    if python_frames and mark not in NO_LINE:
+    # The leak too: CUDA shows where PyTorch's pool ran short, and the
+    # allocator's blocks (block_events) the line that made the kept tensors.
+    if python_frames:
         check(any(line in python_lines(f['site']) for f in cands), what + ' at line %d' % line,
               [python_lines(f['site']) for f in cands])
 finish()

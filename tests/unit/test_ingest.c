@@ -87,7 +87,7 @@ static void test_copy_columns(void **state)
                         "<NULL>");
 
     /* meta: written at creation, from the journal header, from META records. */
-    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
     assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'xferprof_version'"),
                         "0.1.0");
     assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'records_lost'"), "0");

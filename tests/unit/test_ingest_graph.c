@@ -132,7 +132,7 @@ static void test_graph_records(void **state)
 }
 
 /* A schema 1 database (made by a build before graphs), written by this one:
- * upgraded in place, then the same rows. */
+ * upgraded in place (to 2, then 3), then the same rows. */
 static void test_upgrade_from_1(void **state)
 {
     fixture *f = *state;
@@ -141,7 +141,8 @@ static void test_upgrade_from_1(void **state)
     assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
     xp_ingest_close(ig);
     sqlite3 *db = db_open(f->db);
-    db_exec(db, "DROP VIEW graph_nodes; DROP TABLE graph_node_rows; DROP VIEW copies; "
+    db_exec(db, "DROP VIEW blocks; DROP VIEW block_events; DROP TABLE block_rows; "
+                "DROP VIEW graph_nodes; DROP TABLE graph_node_rows; DROP VIEW copies; "
                 "DROP VIEW memsets; ALTER TABLE copy_rows DROP COLUMN graph_node; "
                 "ALTER TABLE copy_rows DROP COLUMN launch_stack; "
                 "ALTER TABLE memset_rows DROP COLUMN graph_node; "
@@ -154,8 +155,9 @@ static void test_upgrade_from_1(void **state)
     put_graph_journal(f);
     ingest_all(f);
     db = db_open(f->db);
-    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
-    assert_int_equal(q_int(db, "PRAGMA user_version", -1), 2);
+    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    assert_int_equal(q_int(db, "PRAGMA user_version", -1), 3);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM blocks", -1), 0);
     check_graph_rows(db);
     sqlite3_close(db);
 }

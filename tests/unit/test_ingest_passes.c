@@ -416,11 +416,11 @@ static void test_bad_databases(void **state)
     xp_ingest_close(ig);
     ig = NULL;
     db = db_open(f->db);
-    db_exec(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db_exec(db, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     sqlite3_close(db);
     db = NULL;
     assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), -1);
-    assert_one_line(err, f->db, "database schema 3 is newer than this xferprof (2)");
+    assert_one_line(err, f->db, "database schema 4 is newer than this xferprof (3)");
 
     /* Cut short: a real database with some rows, truncated. */
     unlink(f->db);

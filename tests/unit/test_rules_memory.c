@@ -203,6 +203,71 @@ static void test_leak_caching_allocator(void **state)
     (void)state;
 }
 
+/* PyTorch's blocks recorded (block_rows): the tensors a line keeps are the
+ * leak, at that line; the segments the pool grew by are the cache, whatever
+ * their curve; tensors held flat to the end (the model) and tensors made
+ * and dropped every step are nothing; blocks the interpreter's teardown
+ * returned after the program's last work were held to the end. */
+static void test_leak_pytorch_blocks(void **state)
+{
+    struct xp_process p;
+    proc_init(&p);   /* the program's last CUDA event: 1000 ms */
+    struct xp_frame torch_frame = {.addr = 0x10, .module = "libc10_cuda.so",
+                                   .function = "_ZN3c104cuda20CUDACachingAllocator6Native5mallocEv",
+                                   .demangled = "c10::cuda::CUDACachingAllocator::Native::malloc()"};
+    struct xp_stack stacks[1] = {{.id = 1, .nframes = 1, .frames = &torch_frame}};
+    p.stacks = stacks;
+    p.n_stacks = 1;
+    /* Segments taken in every part of the run: growing, without the blocks. */
+    struct xp_alloc a[10];
+    for (size_t i = 0; i < 10; i++)
+        a[i] = alloc(0x60000000 + 0x200000 * i, 2 * MiB, (int64_t)i * 100 * MS, -1, 1);
+    p.allocs = a;
+    p.n_allocs = 10;
+    struct xp_alloc b[64];
+    size_t n = 0;
+    b[n++] = alloc(0x60000000, 512 * 1024, 0, -1, 10);   /* the model: held, flat */
+    for (size_t i = 0; i < 20; i++) {
+        int64_t t = 10 * MS + (int64_t)i * 49 * MS;
+        /* A step's activations, dropped at the step's end. */
+        b[n++] = alloc(0x60080000 + 0x40000 * (i % 2), 256 * 1024, t, t + 20 * MS, 11);
+        /* The output it keeps: returned only by the teardown, after 1000 ms. */
+        b[n++] = alloc(0x60100000 + 0x40000 * i, 256 * 1024, t + 5 * MS, 1200 * MS, 12);
+    }
+    p.blocks = b;
+    p.n_blocks = n;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    assert_int_equal(run(&r, "leak"), 2);
+    const struct xp_finding *f = at_site(&r, 12);
+    assert_int_equal(f->severity, XP_SEV_WARNING);
+    assert_string_equal(text(f, "kind"), "growing");
+    assert_string_equal(text(f, "allocator"), "PyTorch's caching allocator");
+    assert_int_equal(f->count, 20);
+    assert_int_equal(f->bytes, 20 * 256 * 1024);
+    assert_null(f->fix_pytorch);
+    assert_non_null(strstr(f->fix, ".detach()"));
+    f = at_site(&r, 1);
+    assert_int_equal(f->severity, XP_SEV_INFO);
+    assert_string_equal(text(f, "kind"), "caching-allocator");
+    assert_non_null(strstr(f->message, "grew with the tensors the program kept"));
+    for (size_t i = 0; i < r.n_findings; i++)
+        assert_true(r.findings[i].stack_id != 10 && r.findings[i].stack_id != 11);
+    /* The program let go of its outputs itself before its last work: no
+     * longer growing at the end. */
+    for (size_t i = 0; i < n; i++)
+        if (b[i].alloc_stack == 12)
+            b[i].free_ns = 990 * MS;
+    assert_int_equal(run(&r, "leak"), 1);
+    assert_int_equal(r.findings[0].stack_id, 1);
+    /* Without blocks the segments are all there is to show. */
+    p.n_blocks = 0;
+    run(&r, "leak");
+    assert_string_equal(text(at_site(&r, 1), "kind"), "growing");
+    report_free(&r);
+    (void)state;
+}
+
 /* A pinned-memory cache whose live blocks rise through a short run: blocks
  * staging batch after batch are a cache still warming up; blocks each
  * copied once and never handed out again are tensors kept alive. */
@@ -581,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_leak_bounded_cache_is_not_growing),
         cmocka_unit_test(test_leak_caching_allocator),
         cmocka_unit_test(test_leak_pinned_cache_reuse),
+        cmocka_unit_test(test_leak_pytorch_blocks),
         cmocka_unit_test(test_invalid_free),
         cmocka_unit_test(test_fragmentation),
         cmocka_unit_test(test_fragmentation_failed_request),
