@@ -274,6 +274,7 @@ struct xp_finding {
 struct xp_thresholds {
     uint64_t sync_in_loop_min_count;      /* stalls (blocking copies apart by GPU work) from one site */
     uint64_t sync_in_loop_sparse_every;   /* a site blocking once per this many loop iterations is quiet */
+    uint64_t sync_in_loop_result_min_bytes; /* reads into pinned memory this large (median) are results: quiet */
     uint64_t redundant_min_repeats;       /* same content from one site */
     uint64_t small_copy_max_bytes;
     uint64_t small_copies_min_count;

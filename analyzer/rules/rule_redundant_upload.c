@@ -25,24 +25,11 @@ static const char xp_fix_fresh_pytorch[] =
 /* Why a copy is marked: bits in marks[]. */
 enum { XP_RED_SAME_DST = 1, XP_RED_REPEAT = 2, XP_RED_FRESH = 4 };
 
-/* An upload whose content is known for sure: a sampled fingerprint counts
- * only once confirmed by a full hash (copies.full_fingerprint), since a
- * change between the sampled blocks is invisible to it. */
-static bool xp_is_upload(const struct xp_process *p, const struct xp_copy *c)
-{
-    return xp_fingerprinted(c, XP_DIR_H2D) && (c->fp_kind != 2 || xp_copy_full_fp(p, c) != 0);
-}
-
-/* The content's key: the full hash when there is one. */
-static uint64_t xp_content(const struct xp_process *p, const struct xp_copy *c)
-{
-    return c->fp_kind == 2 ? xp_copy_full_fp(p, c) : c->fingerprint;
-}
-
 static bool xp_same_upload(const struct xp_process *p, const struct xp_copy *a,
                            const struct xp_copy *b)
 {
-    return xp_content(p, a) == xp_content(p, b) && a->fp_kind == b->fp_kind && a->bytes == b->bytes;
+    return xp_upload_content(p, a) == xp_upload_content(p, b) && a->fp_kind == b->fp_kind &&
+           a->bytes == b->bytes;
 }
 
 /* Device allocations by address, to tell which one held a destination when. */
@@ -174,7 +161,7 @@ static int xp_mark_repeats(const struct xp_process *p, const uint32_t *ord, size
     for (size_t j = 0; j < n; j++) {
         const struct xp_copy *c = &p->copies[ord[j]];
         bool added;
-        struct xp_map_entry *e = xp_map_get(&groups, xp_content(p, c), c->bytes,
+        struct xp_map_entry *e = xp_map_get(&groups, xp_upload_content(p, c), c->bytes,
                                             (uint64_t)c->cs->stack_id << 8 | c->fp_kind, 0, &added);
         if (!e) {
             free(entry);
@@ -239,7 +226,7 @@ static int xp_site_verdicts(const struct xp_process *p, const uint8_t *marks, st
 static void xp_redundant_process(struct xp_report *r, const struct xp_process *p, bool fresh)
 {
     size_t n;
-    uint32_t *ord = xp_copies_in_time(p, xp_is_upload, &n);
+    uint32_t *ord = xp_copies_in_time(p, xp_upload_known, &n);
     if (n < 2) {
         free(ord);
         return;

@@ -91,14 +91,31 @@ static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items,
  * per `sparse_every` or more iterations (the median over its stalls)
  * already reads "every N steps", which is the fix.  The busiest sites are
  * the XP_LOOP_SITES with the most episodes on the thread: a loop's sites
- * are among them, and a stall costs a look at those only. */
+ * are among them, and a stall costs a look at those only.
+ *
+ * A step brings new data: a site that, between two stalls, only sent again
+ * content it had sent before (a model reloaded per shard, constant weights
+ * offloaded per layer) does not mark the loop's iterations, or a read once
+ * per shard of 20 batches would count 1 (the reload came once between) and
+ * take the batch loop's place.  Only sites that brought new content count
+ * (and those whose content is not known: downloads, device-to-device
+ * copies, unconfirmed samples); when none did, all do, as before. */
 #define XP_LOOP_SITES 16
+
+/* Contents each site sent, for "sent before": a direct-mapped table of
+ * keys (site, content, size), so that a run of millions of uploads holds
+ * 512 KiB rather than an entry per upload.  A key pushed out by another
+ * that falls in its slot reads as new when it comes again, which counts
+ * its site as before this test existed; a constant re-sent every step or
+ * shard comes back long before that happens. */
+#define XP_SENT_BITS 16
 
 struct xp_track {
     uint64_t last_kseq;          /* kernel_seq of its last copy */
     bool seen;
     uint64_t episodes;
     uint64_t snap[XP_LOOP_SITES];   /* blocking: the thread's busiest sites' counts at its last stall */
+    uint64_t snap_new[XP_LOOP_SITES];   /* ... and their copies that brought new content */
     uint64_t *gaps; size_t n_gaps, cap_gaps;
 };
 
@@ -113,6 +130,7 @@ struct xp_tracks {
     struct xp_track *v; size_t cap;
     struct xp_map thread;        /* (tid): v0 index + 1 into busy */
     struct xp_busiest *busy; size_t cap_busy;
+    uint64_t *sent;              /* 1 << XP_SENT_BITS keys (0: empty) */
 };
 
 static void xp_tracks_free(struct xp_tracks *T)
@@ -121,6 +139,7 @@ static void xp_tracks_free(struct xp_tracks *T)
         free(T->v[i].gaps);
     free(T->v);
     free(T->busy);
+    free(T->sent);
     xp_map_free(&T->map);
     xp_map_free(&T->thread);
 }
@@ -147,6 +166,24 @@ static bool xp_episode(struct xp_track *t, const struct xp_copy *c)
     bool fresh = !t->seen || t->last_kseq != c->kernel_seq;
     t->seen = true;
     t->last_kseq = c->kernel_seq;
+    return fresh;
+}
+
+/* Whether c brought content its site had not sent before: an upload whose
+ * content is known (xp_upload_known) and was not seen from its site, or
+ * any other copy (a download's content says nothing of the loop's data). */
+static bool xp_new_content(struct xp_tracks *T, const struct xp_process *p, const struct xp_copy *c)
+{
+    if (!xp_upload_known(p, c))
+        return true;
+    /* The content is a 64-bit hash already: size and site mixed in by
+     * odd multipliers keep the slot and the key well spread. */
+    uint64_t key = xp_upload_content(p, c) ^ c->bytes * UINT64_C(0x9e3779b97f4a7c15) ^
+                   ((uint64_t)c->cs->stack_id << 8 | c->fp_kind) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    key += !key;   /* 0 marks an empty slot */
+    uint64_t *slot = &T->sent[(key * UINT64_C(0xff51afd7ed558ccd)) >> (64 - XP_SENT_BITS)];
+    bool fresh = *slot != key;
+    *slot = key;
     return fresh;
 }
 
@@ -203,27 +240,35 @@ static bool xp_is_judged(const struct xp_judged *J, uint32_t stack_id)
  * between two checkpoints; only when no other site came between are the
  * other judged sites the measure. */
 static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt,
-                    const struct xp_judged *J)
+                    const uint64_t *fresh, const struct xp_judged *J)
 {
     const struct xp_map_entry *th = xp_map_lookup(&T->thread, tid, 0, 0, 0);
     const struct xp_busiest *busy = th ? &T->busy[th->v0 - 1] : &(struct xp_busiest){.n = 0};
-    uint64_t fewest[2] = {UINT64_MAX, UINT64_MAX};   /* other sites, judged sites */
+    /* [brought new content][judged]: the first there is of new and other
+     * sites, new and judged sites, then any other, any judged. */
+    uint64_t fewest[2][2] = {{UINT64_MAX, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}};
     for (size_t i = 0; i < busy->n; i++) {
         size_t k = busy->track[i];
         uint32_t site = (uint32_t)T->map.e[k].k[1];
-        uint64_t since = cnt[k] - b->snap[i];
+        uint64_t since = cnt[k] - b->snap[i], brought = fresh[k] - b->snap_new[i];
         b->snap[i] = cnt[k];
+        b->snap_new[i] = fresh[k];
         if (b->episodes < 2 || !since || site == stack_id)
             continue;
         size_t judged = xp_is_judged(J, site);
-        if (since < fewest[judged])
-            fewest[judged] = since;
+        if (brought && since < fewest[1][judged])
+            fewest[1][judged] = since;
+        if (since < fewest[0][judged])
+            fewest[0][judged] = since;
     }
     if (b->episodes > 1) {
         if (xp_grow(&b->gaps, &b->cap_gaps, b->n_gaps + 1, sizeof *b->gaps) != 0)
             return -1;
-        b->gaps[b->n_gaps++] = fewest[0] != UINT64_MAX ? fewest[0]
-                               : fewest[1] != UINT64_MAX ? fewest[1] : 0;
+        const uint64_t in_turn[] = {fewest[1][0], fewest[1][1], fewest[0][0], fewest[0][1]};
+        uint64_t every = 0;
+        for (size_t w = 0; w < 4 && !every; w++)
+            every = in_turn[w] != UINT64_MAX ? in_turn[w] : 0;
+        b->gaps[b->n_gaps++] = every;
     }
     return 0;
 }
@@ -239,7 +284,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
     if (!ord)
         return n ? -1 : 0;
     int rc = -1;
-    uint64_t *cnt = NULL;
+    uint64_t *cnt = NULL, *fresh = NULL;
     for (size_t j = 0; j < n; j++) {
         const struct xp_copy *c = &p->copies[ord[j]];
         size_t k = xp_track_of(T, c, false);
@@ -247,7 +292,9 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
             goto out;
         T->v[k].episodes += xp_episode(&T->v[k], c);
     }
-    if (xp_find_busiest(T) != 0 || !(cnt = calloc(T->map.n ? T->map.n : 1, sizeof *cnt)))
+    if (xp_find_busiest(T) != 0 || !(cnt = calloc(T->map.n ? T->map.n : 1, sizeof *cnt)) ||
+        !(fresh = calloc(T->map.n ? T->map.n : 1, sizeof *fresh)) ||
+        !(T->sent = calloc(UINT64_C(1) << XP_SENT_BITS, sizeof *T->sent)))
         goto out;
     for (size_t k = 0; k < T->map.n; k++)
         T->v[k].seen = false;
@@ -256,6 +303,7 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
         if (xp_episode(&T->v[k], c))
             cnt[k]++;
+        fresh[k] += xp_new_content(T, p, c);
         if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
             continue;
         size_t b = xp_track_of(T, c, true);
@@ -264,11 +312,12 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         if (!xp_episode(&T->v[b], c))
             continue;
         T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, J) != 0)
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, fresh, J) != 0)
             goto out;
     }
     rc = 0;
 out:
+    free(fresh);
     free(cnt);
     free(ord);
     return rc;
@@ -345,15 +394,23 @@ static void xp_sync_in_loop_process(struct xp_report *r, const struct xp_process
             goto out;
         if (episodes < min || every >= r->th.sync_in_loop_sparse_every)
             continue;
-        flagged[k] = true;
         uint64_t median = xp_median_bytes(p, order + start[k], start[k + 1] - start[k], tmp);
-        size_t paired = 0, paired_up = 0, paired_pageable = 0, n = start[k + 1] - start[k];
+        size_t paired = 0, paired_up = 0, paired_pageable = 0, read_pinned = 0, n = start[k + 1] - start[k];
         for (size_t j = start[k]; j < start[k + 1]; j++) {
             const struct xp_copy *c = &p->copies[order[j]];
             paired += c->paired;
             paired_up += c->paired && c->cs->direction == XP_DIR_H2D;
             paired_pageable += c->paired && c->cs->host_mem == XP_HM_PAGEABLE;
+            read_pinned += c->cs->direction == XP_DIR_D2H && c->cs->host_mem == XP_HM_PINNED;
         }
+        /* Results read into pinned memory, each larger than statistics
+         * (result_min_bytes): neither fix applies.  Reading every N steps
+         * is for values the host only watches (a loss, a norm, a flag),
+         * pinned buffers are there already, and the host consumes each
+         * result (a server's answer, a batch's logits written out). */
+        if (read_pinned * 2 > n && median >= r->th.sync_in_loop_result_min_bytes)
+            continue;
+        flagged[k] = true;
         /* Most copies completed by a sync: reads of results, or uploads.
          * Reads large enough that moving the bytes, not the call, is their
          * time (low-bandwidth.min_bytes), into pageable memory, want pinned

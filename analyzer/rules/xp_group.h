@@ -177,5 +177,21 @@ static inline bool xp_fingerprinted(const struct xp_copy *c, uint8_t direction)
     return c->cs->direction == direction && c->cs->status == 0 && c->fp_kind != 0;
 }
 
+/* An upload whose content is known for sure: a sampled fingerprint counts
+ * only once confirmed by a full hash (copies.full_fingerprint), since a
+ * change between the sampled blocks is invisible to it.  (Also a filter for
+ * xp_copies_in_time.) */
+static inline bool xp_upload_known(const struct xp_process *p, const struct xp_copy *c)
+{
+    return xp_fingerprinted(c, XP_DIR_H2D) && (c->fp_kind != 2 || xp_copy_full_fp(p, c) != 0);
+}
+
+/* The content's key of an upload xp_upload_known: the full hash when there
+ * is one. */
+static inline uint64_t xp_upload_content(const struct xp_process *p, const struct xp_copy *c)
+{
+    return c->fp_kind == 2 ? xp_copy_full_fp(p, c) : c->fingerprint;
+}
+
 
 #endif

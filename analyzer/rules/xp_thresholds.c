@@ -16,6 +16,7 @@ void xp_thresholds_default(struct xp_thresholds *t)
     *t = (struct xp_thresholds){
         .sync_in_loop_min_count = 10,
         .sync_in_loop_sparse_every = 4,
+        .sync_in_loop_result_min_bytes = 4096,
         .redundant_min_repeats = 3,
         .small_copy_max_bytes = 4096,
         .small_copies_min_count = 100,
@@ -46,6 +47,7 @@ struct xp_setting {
 static const struct xp_setting xp_settings[] = {
     XP_INT("sync-in-loop", "min_count", sync_in_loop_min_count, 1),
     XP_INT("sync-in-loop", "sparse_every", sync_in_loop_sparse_every, 2),
+    XP_INT("sync-in-loop", "result_min_bytes", sync_in_loop_result_min_bytes, 0),
     XP_INT("redundant-upload", "min_repeats", redundant_min_repeats, 2),
     XP_INT("small-copies", "max_bytes", small_copy_max_bytes, 0),
     XP_INT("small-copies", "min_count", small_copies_min_count, 1),

@@ -177,6 +177,7 @@ static void test_thresholds(void **state)
     assert_true(t.low_bandwidth_min_share == 0.02);
     assert_true(t.small_copies_min_share == 0.01);
     assert_int_equal(t.sync_in_loop_min_count, 10);
+    assert_int_equal(t.sync_in_loop_result_min_bytes, 4096);
     assert_int_equal(t.redundant_min_repeats, 3);
     assert_int_equal(t.small_copy_max_bytes, 4096);
     assert_int_equal(t.small_copies_min_count, 100);
@@ -195,13 +196,15 @@ static void test_thresholds(void **state)
     assert_int_equal(t.fragmentation_min_free, 64 * MiB);
     assert_int_equal(xp_thresholds_set(&t, "low-bandwidth.min_bytes=1g", err, sizeof err), 0);
     assert_int_equal(t.low_bandwidth_min_bytes, 1024 * MiB);
+    assert_int_equal(xp_thresholds_set(&t, "sync-in-loop.result_min_bytes=64K", err, sizeof err), 0);
+    assert_int_equal(t.sync_in_loop_result_min_bytes, 64 * 1024);
     static const char *const bad[][2] = {
         {"nonsense", "expected RULE.KEY=VALUE"},
         {"sync-in-loop.min_count", "expected RULE.KEY=VALUE"},
         {".min_count=3", "expected RULE.KEY=VALUE"},
         {"sync-in-loop.=3", "expected RULE.KEY=VALUE"},
         {"nope.min_count=3", "unknown rule 'nope'"},
-        {"sync-in-loop.nope=3", "rule sync-in-loop has no setting 'nope' (it has: min_count, sparse_every)"},
+        {"sync-in-loop.nope=3", "rule sync-in-loop has no setting 'nope' (it has: min_count, sparse_every, result_min_bytes)"},
         {"sync-in-loop.sparse_every=1", "at least 2"},
         {"oom.min_count=3", "rule oom has no settings"},
         {"sync-in-loop.min_count=abc", "sync-in-loop.min_count: 'abc' is not a whole number"},

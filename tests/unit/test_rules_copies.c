@@ -42,12 +42,22 @@ static void test_async_pageable(void **state)
 
 /* ---- sync-in-loop ---- */
 
+/* Whether r has a finding at stack. */
+static bool finding_at(const struct xp_report *r, uint32_t stack)
+{
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (r->findings[i].stack_id == stack)
+            return true;
+    return false;
+}
+
 /* The fix follows what the blocking copies were: reads of results completed
  * by a sync (.item(), .cpu()): keep the value on the device; uploads
  * completed by a sync (.to(device) without non_blocking): pin and do not
  * synchronize; synchronous copies: async copies from pinned memory; large
  * reads into pageable memory completed by a sync (a batch's output written
- * out): pinned buffers in turn, not fewer reads. */
+ * out): pinned buffers in turn, not fewer reads; large reads into pinned
+ * memory have neither fix (test_sync_in_loop_results). */
 static void test_sync_in_loop_fix(void **state)
 {
     struct xp_process p;
@@ -71,12 +81,12 @@ static void test_sync_in_loop_fix(void **state)
     p.n_copies = n;
     struct xp_report r;
     report_init(&r, &p, 1);
-    assert_int_equal(run(&r, "sync-in-loop"), 5);
+    assert_int_equal(run(&r, "sync-in-loop"), 4);
+    assert_false(finding_at(&r, 5));
     assert_non_null(strstr(at_site(&r, 4)->fix, "pinned memory (cudaMallocHost), two buffers"));
     assert_null(strstr(at_site(&r, 4)->fix, "keep the value on the device: accumulate"));
     assert_non_null(strstr(at_site(&r, 4)->fix_pytorch, "pin_memory=True"));
-    /* Already pinned: what is left is reading less often. */
-    assert_non_null(strstr(at_site(&r, 5)->fix, "keep the value on the device"));
+    /* A scalar, already pinned: what is left is reading less often. */
     assert_non_null(strstr(at_site(&r, 1)->fix, "keep the value on the device"));
     assert_non_null(strstr(at_site(&r, 2)->fix, "pinned"));
     assert_null(strstr(at_site(&r, 2)->fix, "keep the value on the device"));
@@ -259,6 +269,155 @@ static void test_sync_in_loop_sparse(void **state)
     p.n_copies = 50;
     assert_int_equal(run(&r, "sync-in-loop"), 1);
     assert_int_equal(num(at_site(&r, 2), "loop_iterations_per_stall"), 0);
+    report_free(&r);
+    (void)state;
+}
+
+/* An offline job in shards: per shard the model is uploaded (site 5, the
+ * same 16 MiB each time: a reload), then 20 batches (site 1, new data
+ * each), then one value is read (site 2, 4 bytes, a copy then a sync).
+ * The read comes once per 20 batches: the reload, once per shard too, sent
+ * nothing new and does not count the loop's iterations.  Returns the
+ * number of copies; weights_change: another model per shard. */
+static size_t shards_with_reload(struct xp_copy *c, size_t shards, bool weights_change, uint8_t weights_kind)
+{
+    size_t n = 0;
+    uint64_t kseq = 0;
+    for (size_t sh = 0; sh < shards; sh++) {
+        c[n] = upload(weights_change ? 0x7000 + sh : 0x7000, weights_kind, 16 * MiB, 0x100000 * (sh + 1), kseq,
+                      (int64_t)n * 1000, 5);
+        xt_site_of(&c[n++])->blocking = XP_BL_ASYNC;
+        for (size_t b = 0; b < 20; b++, kseq += 2) {
+            c[n] = upload(0x10000 + sh * 20 + b, 1, MiB, 0x9000000, kseq, (int64_t)n * 1000, 1);
+            xt_site_of(&c[n++])->blocking = XP_BL_ASYNC;
+        }
+        c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)n * 1000, 100, 2);
+        c[n].paired = true;
+        c[n++].kernel_seq = kseq;
+    }
+    return n;
+}
+
+/* A training step that offloads: per step a batch (site 1), then `layers`
+ * layers' weights uploaded one by one (site 6, the same contents every
+ * step unless layers_change: an optimizer on the CPU), a kernel after
+ * each, and the loss read with a sync (site 2).  batch_change false: the
+ * same batch every step (a benchmark on synthetic data). */
+static size_t offload_steps(struct xp_copy *c, size_t steps, size_t layers, bool layers_change, bool batch_change)
+{
+    size_t n = 0;
+    uint64_t kseq = 0;
+    for (size_t s = 0; s < steps; s++) {
+        c[n] = upload(batch_change ? 0x20000 + s : 0x20000, 1, MiB, 0x9000000, kseq++, (int64_t)n * 1000, 1);
+        xt_site_of(&c[n++])->blocking = XP_BL_ASYNC;
+        for (size_t l = 0; l < layers; l++) {
+            c[n] = upload(0x30000 + l + (layers_change ? 100 * s : 0), 1, 4 * MiB, 0xA000000 + l * 0x1000000, kseq++,
+                          (int64_t)n * 1000, 6);
+            xt_site_of(&c[n++])->blocking = XP_BL_ASYNC;
+        }
+        c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)n * 1000, 100, 2);
+        c[n].paired = true;
+        c[n++].kernel_seq = kseq++;
+    }
+    return n;
+}
+
+/* A step brings new data: a site that only sent again what it had sent
+ * does not tell the loop's iterations; when no site brought anything new,
+ * every site does, as before. */
+static void test_sync_in_loop_new_content(void **state)
+{
+    static struct xp_copy c[2000];
+    struct xp_process p;
+    proc_init(&p);
+    p.copies = c;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    /* The reload per shard: a read every 20 batches, quiet. */
+    p.n_copies = shards_with_reload(c, 12, false, 1);
+    assert_int_equal(run(&r, "sync-in-loop"), 0);
+    char err[200];
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.sparse_every=21", err, sizeof err), 0);
+    assert_int_equal(run(&r, "sync-in-loop"), 1);
+    assert_int_equal(num(at_site(&r, 2), "loop_iterations_per_stall"), 20);
+    xp_thresholds_default(&r.th);
+    /* Another model per shard is new data: a read per iteration of the
+     * shard loop. */
+    p.n_copies = shards_with_reload(c, 12, true, 1);
+    assert_int_equal(run(&r, "sync-in-loop"), 1);
+    assert_int_equal(num(at_site(&r, 2), "loop_iterations_per_stall"), 1);
+    /* Sampled fingerprints say "the same" only once confirmed in full. */
+    p.n_copies = shards_with_reload(c, 12, false, 2);
+    assert_int_equal(run(&r, "sync-in-loop"), 1);
+    static struct xp_copy_fact full[12];
+    size_t nf = 0;
+    for (size_t i = 0; i < p.n_copies; i++)
+        if (c[i].cs->stack_id == 5)
+            full[nf++] = (struct xp_copy_fact){.copy = i, .value = 0xF00D};
+    p.copy_full_fps = full;
+    p.n_copy_full_fps = nf;
+    assert_int_equal(run(&r, "sync-in-loop"), 0);
+    p.copy_full_fps = NULL;
+    p.n_copy_full_fps = 0;
+    /* .item() every step of a loop that offloads 4 layers: the batch marks
+     * the step, whether the layers' weights are constant or updated on the
+     * CPU; with the same batch every step too, nothing new comes and every
+     * site counts again. */
+    for (int v = 0; v < 3; v++) {
+        p.n_copies = offload_steps(c, 50, 4, v == 1, v != 2);
+        assert_int_equal(run(&r, "sync-in-loop"), 1);
+        assert_int_equal(at_site(&r, 2)->count, 50);
+        assert_int_equal(num(at_site(&r, 2), "loop_iterations_per_stall"), 1);
+    }
+    report_free(&r);
+    (void)state;
+}
+
+/* Results read into pinned memory, larger than statistics
+ * (result_min_bytes, 4 KiB): the host consumes each one (a server's
+ * answer), the copy already runs at the link's speed: quiet.  A scalar or
+ * a few metrics, or a result read into pageable memory, is flagged. */
+static void test_sync_in_loop_results(void **state)
+{
+    static struct xp_copy c[400];
+    struct xp_process p;
+    proc_init(&p);
+    p.copies = c;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    static const struct {
+        uint64_t bytes;
+        uint8_t host_mem, blocking;
+        bool paired, found;
+    } reads[] = {
+        {4096, XP_HM_PINNED, XP_BL_ASYNC, true, false},     /* top-k scores, then a sync */
+        {128 << 10, XP_HM_PINNED, XP_BL_SYNC, false, false}, /* a batch's logits, cudaMemcpy */
+        {4, XP_HM_PINNED, XP_BL_ASYNC, true, true},         /* .item() */
+        {32, XP_HM_PINNED, XP_BL_ASYNC, true, true},        /* eight metrics */
+        {4096, XP_HM_PAGEABLE, XP_BL_ASYNC_PAGEABLE, true, true},
+    };
+    for (size_t v = 0; v < sizeof reads / sizeof reads[0]; v++) {
+        p.n_copies = loop_with_reads(c, 100, 1, 0);
+        for (size_t i = 0; i < p.n_copies; i++)
+            if (c[i].cs->stack_id == 2) {
+                c[i].bytes = reads[v].bytes;
+                c[i].paired = reads[v].paired;
+                xt_site_of(&c[i])->host_mem = reads[v].host_mem;
+                xt_site_of(&c[i])->blocking = reads[v].blocking;
+            }
+        assert_int_equal(run(&r, "sync-in-loop"), reads[v].found);
+    }
+    /* Where larger vectors of statistics are read every step, the setting
+     * moves up. */
+    p.n_copies = loop_with_reads(c, 100, 1, 0);
+    for (size_t i = 0; i < p.n_copies; i++)
+        if (c[i].cs->stack_id == 2)
+            c[i].bytes = 4096;
+    assert_int_equal(run(&r, "sync-in-loop"), 0);
+    char err[200];
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.result_min_bytes=8K", err, sizeof err), 0);
+    assert_int_equal(run(&r, "sync-in-loop"), 1);
+    assert_non_null(strstr(at_site(&r, 2)->fix, "keep the value on the device"));
     report_free(&r);
     (void)state;
 }
@@ -580,6 +739,8 @@ int main(void)
         cmocka_unit_test(test_sync_in_loop_fix),
         cmocka_unit_test(test_sync_in_loop_bursts),
         cmocka_unit_test(test_sync_in_loop_sparse),
+        cmocka_unit_test(test_sync_in_loop_new_content),
+        cmocka_unit_test(test_sync_in_loop_results),
         cmocka_unit_test(test_one_finding_per_copy),
         cmocka_unit_test(test_redundant_same_dst),
         cmocka_unit_test(test_redundant_site_repeats),
