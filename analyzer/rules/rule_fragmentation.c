@@ -280,8 +280,52 @@ out:
     free(tree.n);
 }
 
+struct xp_block_event {
+    int64_t t;
+    int64_t bytes;   /* + taken, - returned */
+};
+
+static int xp_by_event_time(const void *a, const void *b)
+{
+    const struct xp_block_event *x = a, *y = b;
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);   /* returns first at a tie */
+}
+
+/* The most bytes PyTorch's blocks (tensors) held at once; -1 when no block
+ * was recorded, or out of memory. */
+static int64_t xp_blocks_peak(const struct xp_process *p)
+{
+    if (p->n_blocks == 0)
+        return -1;
+    struct xp_block_event *ev = malloc(2 * p->n_blocks * sizeof *ev);
+    if (!ev)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_blocks; i++) {
+        const struct xp_alloc *b = &p->blocks[i];
+        int64_t bytes = b->bytes > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)b->bytes;
+        ev[n++] = (struct xp_block_event){b->alloc_ns, bytes};
+        if (b->free_ns >= 0)
+            ev[n++] = (struct xp_block_event){b->free_ns, -bytes};
+    }
+    qsort(ev, n, sizeof *ev, xp_by_event_time);
+    int64_t live = 0, peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        live = xp_add_sat(live, ev[i].bytes);
+        if (live > peak)
+            peak = live;
+    }
+    free(ev);
+    return peak;
+}
+
 /* Big device allocations and not one device free in the whole run: how a
- * caching allocator looks from outside (its frees never reach CUDA). */
+ * caching allocator looks from outside (its frees never reach CUDA).  With
+ * PyTorch's blocks recorded, how much of its segments its tensors ever
+ * used at once: the rest was held and never in use together, the
+ * allocator's own fragmentation and rounding. */
 static void xp_caching_allocator(struct xp_report *r, const struct xp_process *p)
 {
     uint64_t segments = 0, segment_bytes = 0, device_allocs = 0;
@@ -299,6 +343,27 @@ static void xp_caching_allocator(struct xp_report *r, const struct xp_process *p
     }
     if (!segments)
         return;
+    int64_t peak = xp_blocks_peak(p);
+    if (peak >= 0) {
+        uint64_t unused = segment_bytes > (uint64_t)peak ? segment_bytes - (uint64_t)peak : 0;
+        struct xp_finding *f = xp_report_add(
+            r, "fragmentation", XP_SEV_INFO, p, XP_NONE_ID, segments, segment_bytes, 0,
+            xp_fix_caching, xp_fix_pytorch_caching,
+            "PyTorch's caching allocator took %llu segments (%s) and never gave one back; its "
+            "tensors held at most %s at once, so %s (%.0f%%) of the segments was never in use "
+            "at the same time (rounding, blocks split and cached, memory of the tensors' peak "
+            "that was spread over more segments)",
+            (unsigned long long)segments, xp_bytes_str(segment_bytes).s,
+            xp_bytes_str((uint64_t)peak).s, xp_bytes_str(unused).s,
+            segment_bytes ? 100.0 * (double)unused / (double)segment_bytes : 0.0);
+        xp_finding_text(f, "kind", "caching-allocator");
+        xp_finding_num(f, "segments", (int64_t)segments);
+        xp_finding_num(f, "segment_bytes", (int64_t)segment_bytes);
+        xp_finding_num(f, "device_allocations", (int64_t)device_allocs);
+        xp_finding_num(f, "tensors_peak_bytes", peak);
+        xp_finding_num(f, "never_used_bytes", (int64_t)unused);
+        return;
+    }
     struct xp_finding *f = xp_report_add(
         r, "fragmentation", XP_SEV_INFO, p, XP_NONE_ID, segments, segment_bytes, 0, xp_fix_caching,
         xp_fix_pytorch_caching,

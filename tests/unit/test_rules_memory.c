@@ -482,6 +482,23 @@ static void test_caching_allocator(void **state)
     assert_int_equal(f->bytes, 22 * MiB);
     assert_int_equal(f->stack_id, XP_NONE_ID);
     assert_int_equal(num(f, "device_allocations"), 3);
+    assert_non_null(strstr(f->message, "cannot see"));
+    /* PyTorch's blocks recorded: how much of the segments its tensors used
+     * at once (two of 4 MiB together, then one of 8 MiB after they went). */
+    struct xp_alloc b[3] = {
+        alloc(0x10000000, 4 * MiB, 5, 20, 9),
+        alloc(0x10400000, 4 * MiB, 6, 20, 9),
+        alloc(0x10200000, 8 * MiB, 20, -1, 9),
+    };
+    p.blocks = b;
+    p.n_blocks = 3;
+    assert_int_equal(run(&r, "fragmentation"), 1);
+    f = &r.findings[0];
+    assert_string_equal(text(f, "kind"), "caching-allocator");
+    assert_int_equal(num(f, "tensors_peak_bytes"), 8 * MiB);
+    assert_int_equal(num(f, "never_used_bytes"), 14 * MiB);
+    assert_non_null(strstr(f->message, "(64%)"));
+    p.n_blocks = 0;
     /* One device free and it is no caching allocator. */
     a[2].free_ns = 10;
     assert_int_equal(run(&r, "fragmentation"), 0);
