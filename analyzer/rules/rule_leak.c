@@ -143,23 +143,31 @@ static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id
     return NULL;
 }
 
-/* How many windows the site's live bytes rose in, and whether they rose in
- * the last quarter of the run and kept their pace over its second half. */
-static unsigned xp_rises(const struct xp_alloc *allocs, const size_t *items, size_t n, struct xp_run run,
-                         bool *rising_at_end)
+/* The ends of the run's XP_LEAK_WINDOWS parts (ends[1..]; ends[0] its
+ * start), of equal time. */
+static void xp_windows_in_time(struct xp_run run, int64_t ends[XP_LEAK_WINDOWS + 1])
+{
+    int64_t len = xp_sub_sat(run.end, run.start);
+    ends[0] = run.start;
+    for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++)
+        /* The last window ends at the run's end, where what is live at exit counts. */
+        ends[w] = w == XP_LEAK_WINDOWS ? run.end
+                                       : run.start + (int64_t)((double)len * w / XP_LEAK_WINDOWS);
+}
+
+/* How many windows (ending at ends[1..]) the site's live bytes rose in, and
+ * whether they rose in the last quarter of the run and kept their pace over
+ * its second half. */
+static unsigned xp_rises(const struct xp_alloc *allocs, const size_t *items, size_t n,
+                         const int64_t ends[XP_LEAK_WINDOWS + 1], bool *rising_at_end)
 {
     uint64_t live[XP_LEAK_WINDOWS + 1] = {0};
-    int64_t len = xp_sub_sat(run.end, run.start);
-    for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++) {
-        /* The last window ends at the run's end, where what is live at exit counts. */
-        int64_t t = w == XP_LEAK_WINDOWS ? run.end
-                                         : run.start + (int64_t)((double)len * w / XP_LEAK_WINDOWS);
+    for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++)
         for (size_t j = 0; j < n; j++) {
             const struct xp_alloc *a = &allocs[items[j]];
-            if (xp_alloc_live_at(a, t))
+            if (xp_alloc_live_at(a, ends[w]))
                 live[w] += a->bytes;
         }
-    }
     unsigned rises = 0;
     for (unsigned w = 1; w <= XP_LEAK_WINDOWS; w++)
         rises += live[w] > live[w - 1];
@@ -284,7 +292,9 @@ static void xp_leak_site(struct xp_report *r, const struct xp_process *p, const 
         }
     }
     bool rising_at_end = false;
-    unsigned rises = xp_rises(p->allocs, items, n, run, &rising_at_end);
+    int64_t ends[XP_LEAK_WINDOWS + 1];
+    xp_windows_in_time(run, ends);
+    unsigned rises = xp_rises(p->allocs, items, n, ends, &rising_at_end);
     bool growing = s->count >= r->th.leak_min_count && rising_at_end &&
                    (double)rises >= r->th.leak_growing_fraction * XP_LEAK_WINDOWS;
     const char *allocator = xp_allocator_of(p, s->stack_id, s->aux);
@@ -344,6 +354,39 @@ static int64_t xp_work_end(const struct xp_process *p)
     return end;
 }
 
+static int xp_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ends of the parts of the run for blocks: equal numbers of the
+ * allocator's events (blocks taken and returned up to the end), not equal
+ * times.  A PyTorch script spends seconds between its first tensors and
+ * its loop (the model moved, the optimizer and the data set up, compiled
+ * code warmed up), which in parts of equal time would leave the loop a few
+ * of them; its tensors' events are its progress.  -1 out of memory. */
+static int xp_windows_in_blocks(const struct xp_alloc *blocks, size_t n, struct xp_run run,
+                                int64_t ends[XP_LEAK_WINDOWS + 1])
+{
+    int64_t *t = malloc(2 * n * sizeof *t);
+    if (!t)
+        return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        t[m++] = blocks[i].alloc_ns;
+        if (blocks[i].free_ns >= 0)
+            t[m++] = blocks[i].free_ns;
+    }
+    qsort(t, m, sizeof *t, xp_cmp_i64);
+    ends[0] = run.start;
+    for (unsigned w = 1; w < XP_LEAK_WINDOWS; w++)
+        ends[w] = t[m * w / XP_LEAK_WINDOWS];
+    ends[XP_LEAK_WINDOWS] = run.end;
+    free(t);
+    return 0;
+}
+
 /* PyTorch's blocks, by the line that made each tensor: a line whose tensors
  * still held at the end keep growing through the run is the leak the
  * caching allocator's segments only showed the symptom of.  Tensors held at
@@ -365,7 +408,9 @@ static void xp_leak_blocks(struct xp_report *r, const struct xp_process *p)
         if (blocks[i].free_ns < 0 && !xp_sites_add(&sites, blocks[i].alloc_stack, blocks[i].bytes, 0))
             goto out;
     }
-    if (!sites.n || !(site_of = malloc(p->n_blocks * sizeof *site_of)))
+    int64_t ends[XP_LEAK_WINDOWS + 1];
+    if (!sites.n || xp_windows_in_blocks(blocks, p->n_blocks, run, ends) != 0 ||
+        !(site_of = malloc(p->n_blocks * sizeof *site_of)))
         goto out;
     for (size_t i = 0; i < p->n_blocks; i++)
         site_of[i] = xp_sites_lookup(&sites, blocks[i].alloc_stack);
@@ -374,7 +419,7 @@ static void xp_leak_blocks(struct xp_report *r, const struct xp_process *p)
     for (size_t k = 0; k < sites.n; k++) {
         const struct xp_site_sum *s = &sites.v[k];
         bool rising_at_end = false;
-        unsigned rises = xp_rises(blocks, order + start[k], start[k + 1] - start[k], run,
+        unsigned rises = xp_rises(blocks, order + start[k], start[k + 1] - start[k], ends,
                                   &rising_at_end);
         if (s->count < r->th.leak_min_count || !rising_at_end ||
             (double)rises < r->th.leak_growing_fraction * XP_LEAK_WINDOWS)

@@ -1,6 +1,7 @@
 /* rule_sync_in_loop.c: a call site that issues many blocking copies, the mark
  * of a copy (or a read of a result) inside a loop that stalls every iteration. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "xp_group.h"
 #include "xp_rules.h"
@@ -97,9 +98,19 @@ static uint64_t xp_median_bytes(const struct xp_process *p, const size_t *items,
  * content it had sent before (a model reloaded per shard, constant weights
  * offloaded per layer) does not mark the loop's iterations, or a read once
  * per shard of 20 batches would count 1 (the reload came once between) and
- * take the batch loop's place.  Only sites that brought new content count
- * (and those whose content is not known: downloads, device-to-device
- * copies, unconfirmed samples); when none did, all do, as before. */
+ * take the batch loop's place.  The sites that brought new data in count
+ * first (uploads of new content, or of content not known for sure:
+ * unconfirmed samples); when none did, all do (downloads, device-to-device
+ * copies and re-sent constants among them), as before: a checkpoint staged
+ * out once per read is no step.
+ *
+ * The loop's own sites come between (nearly) every two stalls: a site that
+ * came between fewer than three in four pairs of them runs less often than
+ * the read, work of an outer period (a checkpoint staged every 40 steps
+ * against a loss read every 20), and says nothing of the steps between two
+ * reads, or the checkpoint's one download would count 1.  So the stalls are
+ * walked twice: first to see which sites come between how many pairs, then
+ * to count with the regular ones (all, when none is regular). */
 #define XP_LOOP_SITES 16
 
 /* Contents each site sent, for "sent before": a direct-mapped table of
@@ -116,6 +127,8 @@ struct xp_track {
     uint64_t episodes;
     uint64_t snap[XP_LOOP_SITES];   /* blocking: the thread's busiest sites' counts at its last stall */
     uint64_t snap_new[XP_LOOP_SITES];   /* ... and their copies that brought new content */
+    uint64_t pairs;                     /* blocking: pairs of consecutive stalls, ... */
+    uint64_t came[XP_LOOP_SITES];       /* ... and in how many each busiest site came between */
     uint64_t *gaps; size_t n_gaps, cap_gaps;
 };
 
@@ -169,11 +182,14 @@ static bool xp_episode(struct xp_track *t, const struct xp_copy *c)
     return fresh;
 }
 
-/* Whether c brought content its site had not sent before: an upload whose
- * content is known (xp_upload_known) and was not seen from its site, or
- * any other copy (a download's content says nothing of the loop's data). */
+/* Whether c brought new data in: an upload, unless its content is known
+ * (xp_upload_known) and its site sent it before.  A download or a
+ * device-to-device copy brings nothing in (a result read, a checkpoint
+ * staged out): a loop's steps are the data it takes in. */
 static bool xp_new_content(struct xp_tracks *T, const struct xp_process *p, const struct xp_copy *c)
 {
+    if (c->cs->direction != XP_DIR_H2D)
+        return false;
     if (!xp_upload_known(p, c))
         return true;
     /* The content is a 64-bit hash already: size and site mixed in by
@@ -238,15 +254,18 @@ static bool xp_is_judged(const struct xp_judged *J, uint32_t stack_id)
  * now.  The loop is told by the sites that are not themselves judged here
  * (J): a loss read every 50 steps says nothing of how many steps passed
  * between two checkpoints; only when no other site came between are the
- * other judged sites the measure. */
+ * other judged sites the measure.  The first walk (count false) only
+ * notes which sites came between. */
 static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint32_t stack_id, const uint64_t *cnt,
-                    const uint64_t *fresh, const struct xp_judged *J)
+                    const uint64_t *fresh, const struct xp_judged *J, bool count)
 {
     const struct xp_map_entry *th = xp_map_lookup(&T->thread, tid, 0, 0, 0);
     const struct xp_busiest *busy = th ? &T->busy[th->v0 - 1] : &(struct xp_busiest){.n = 0};
-    /* [brought new content][judged]: the first there is of new and other
-     * sites, new and judged sites, then any other, any judged. */
-    uint64_t fewest[2][2] = {{UINT64_MAX, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}};
+    /* [regular][brought new content][judged]: the first there is of regular
+     * new other sites, regular new judged ones, regular other, regular
+     * judged, then the same of all sites. */
+    uint64_t fewest[2][2][2];
+    memset(fewest, 0xff, sizeof fewest);   /* UINT64_MAX: none yet */
     for (size_t i = 0; i < busy->n; i++) {
         size_t k = busy->track[i];
         uint32_t site = (uint32_t)T->map.e[k].k[1];
@@ -255,27 +274,80 @@ static int xp_stall(struct xp_tracks *T, struct xp_track *b, uint64_t tid, uint3
         b->snap_new[i] = fresh[k];
         if (b->episodes < 2 || !since || site == stack_id)
             continue;
+        if (!count) {
+            b->came[i]++;
+            continue;
+        }
         size_t judged = xp_is_judged(J, site);
-        if (brought && since < fewest[1][judged])
-            fewest[1][judged] = since;
-        if (since < fewest[0][judged])
-            fewest[0][judged] = since;
+        size_t regular = b->came[i] * 4 >= b->pairs * 3;
+        for (size_t r = 0; r <= regular; r++) {
+            if (brought && since < fewest[r][1][judged])
+                fewest[r][1][judged] = since;
+            if (since < fewest[r][0][judged])
+                fewest[r][0][judged] = since;
+        }
     }
-    if (b->episodes > 1) {
-        if (xp_grow(&b->gaps, &b->cap_gaps, b->n_gaps + 1, sizeof *b->gaps) != 0)
-            return -1;
-        const uint64_t in_turn[] = {fewest[1][0], fewest[1][1], fewest[0][0], fewest[0][1]};
-        uint64_t every = 0;
+    if (b->episodes < 2)
+        return 0;
+    if (!count) {
+        b->pairs++;
+        return 0;
+    }
+    if (xp_grow(&b->gaps, &b->cap_gaps, b->n_gaps + 1, sizeof *b->gaps) != 0)
+        return -1;
+    uint64_t every = 0;
+    for (int r = 1; r >= 0 && !every; r--) {
+        const uint64_t in_turn[] = {fewest[r][1][0], fewest[r][1][1], fewest[r][0][0], fewest[r][0][1]};
         for (size_t w = 0; w < 4 && !every; w++)
             every = in_turn[w] != UINT64_MAX ? in_turn[w] : 0;
-        b->gaps[b->n_gaps++] = every;
+    }
+    b->gaps[b->n_gaps++] = every;
+    return 0;
+}
+
+/* One walk of the stalls in time (xp_stall's count says which); every
+ * count starts again from nothing.  cnt and fresh: one per plain track
+ * (n_plain, the tracks before the walks add the blocking ones). */
+static int xp_walk_stalls(struct xp_tracks *T, const struct xp_process *p, const uint32_t *ord, size_t n,
+                          const struct xp_thresholds *th, const struct xp_judged *J, uint64_t *cnt,
+                          uint64_t *fresh, size_t n_plain, bool count)
+{
+    memset(cnt, 0, n_plain * sizeof *cnt);
+    memset(fresh, 0, n_plain * sizeof *fresh);
+    memset(T->sent, 0, (sizeof *T->sent) << XP_SENT_BITS);
+    for (size_t k = 0; k < T->map.n; k++) {
+        struct xp_track *t = &T->v[k];
+        t->seen = false;
+        if (T->map.e[k].k[2]) {   /* a blocking track: its stalls are counted again */
+            t->episodes = 0;
+            memset(t->snap, 0, sizeof t->snap);
+            memset(t->snap_new, 0, sizeof t->snap_new);
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_copy *c = &p->copies[ord[j]];
+        size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
+        if (xp_episode(&T->v[k], c))
+            cnt[k]++;
+        fresh[k] += xp_new_content(T, p, c);
+        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
+            continue;
+        size_t b = xp_track_of(T, c, true);
+        if (b == SIZE_MAX)
+            return -1;
+        if (!xp_episode(&T->v[b], c))
+            continue;
+        T->v[b].episodes++;
+        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, fresh, J, count) != 0)
+            return -1;
     }
     return 0;
 }
 
-/* Walks p's successful copies in time twice: every site's episodes per
- * thread, then the stalls of the judged sites (J) with the
- * loop iterations between them. */
+/* Walks p's successful copies in time three times: every site's episodes
+ * per thread, then the stalls of the judged sites (J) twice, to see which
+ * sites come between them regularly and to count the loop iterations
+ * between them. */
 static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, const struct xp_thresholds *th,
                              const struct xp_judged *J)
 {
@@ -296,25 +368,10 @@ static int xp_tracks_measure(struct xp_tracks *T, const struct xp_process *p, co
         !(fresh = calloc(T->map.n ? T->map.n : 1, sizeof *fresh)) ||
         !(T->sent = calloc(UINT64_C(1) << XP_SENT_BITS, sizeof *T->sent)))
         goto out;
-    for (size_t k = 0; k < T->map.n; k++)
-        T->v[k].seen = false;
-    for (size_t j = 0; j < n; j++) {
-        const struct xp_copy *c = &p->copies[ord[j]];
-        size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
-        if (xp_episode(&T->v[k], c))
-            cnt[k]++;
-        fresh[k] += xp_new_content(T, p, c);
-        if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
-            continue;
-        size_t b = xp_track_of(T, c, true);
-        if (b == SIZE_MAX)
-            goto out;
-        if (!xp_episode(&T->v[b], c))
-            continue;
-        T->v[b].episodes++;
-        if (xp_stall(T, &T->v[b], (uint64_t)(int64_t)c->cs->tid, c->cs->stack_id, cnt, fresh, J) != 0)
-            goto out;
-    }
+    size_t n_plain = T->map.n;
+    if (xp_walk_stalls(T, p, ord, n, th, J, cnt, fresh, n_plain, false) != 0 ||
+        xp_walk_stalls(T, p, ord, n, th, J, cnt, fresh, n_plain, true) != 0)
+        goto out;
     rc = 0;
 out:
     free(fresh);

@@ -373,6 +373,61 @@ static void test_sync_in_loop_new_content(void **state)
     (void)state;
 }
 
+/* A training loop (a new batch per step, site 1) that reads its loss with
+ * a sync every `read_every` steps (site 2) and stages a checkpoint out
+ * every `ckpt_every` steps (site 7: six tensors downloaded back to back
+ * on a side stream, for a thread to write out: not waited for here). */
+static size_t steps_with_checkpoints(struct xp_copy *c, size_t steps, size_t read_every, size_t ckpt_every)
+{
+    size_t n = 0;
+    uint64_t kseq = 0;
+    for (size_t s = 1; s <= steps; s++) {
+        c[n] = upload(0x40000 + s, 1, MiB, 0x9000000, kseq, (int64_t)n * 1000, 1);
+        xt_site_of(&c[n++])->blocking = XP_BL_ASYNC;
+        kseq += 3;
+        if (s % ckpt_every == 0)
+            for (size_t t = 0; t < 6; t++) {   /* (t: the six tensors) */
+                c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4 * MiB, (int64_t)n * 1000, 100, 7);
+                c[n++].kernel_seq = kseq;
+            }
+        if (s % read_every == 0) {
+            c[n] = copy(XP_DIR_D2H, XP_HM_PINNED, XP_BL_ASYNC, 4, (int64_t)n * 1000, 100, 2);
+            c[n].paired = true;
+            c[n++].kernel_seq = kseq;
+        }
+    }
+    return n;
+}
+
+/* Work of an outer period between the reads (a checkpoint every 40 steps,
+ * a loss read every 20) and downloads once per read (a checkpoint every 20
+ * steps too) are no step of the loop: the batches are, 20 between two
+ * reads.  A read every step stays a read every step. */
+static void test_sync_in_loop_outer_work(void **state)
+{
+    static struct xp_copy c[4000];
+    struct xp_process p;
+    proc_init(&p);
+    p.copies = c;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    char err[200];
+    assert_int_equal(xp_thresholds_set(&r.th, "sync-in-loop.sparse_every=100", err, sizeof err), 0);
+    static const size_t cases[][3] = {{20, 40, 20}, {20, 20, 20}, {20, 60, 20}, {1, 40, 1}};
+    for (size_t v = 0; v < sizeof cases / sizeof cases[0]; v++) {
+        p.n_copies = steps_with_checkpoints(c, 400, cases[v][0], cases[v][1]);
+        run(&r, "sync-in-loop");
+        assert_int_equal(num(at_site(&r, 2), "loop_iterations_per_stall"), cases[v][2]);
+    }
+    xp_thresholds_default(&r.th);
+    p.n_copies = steps_with_checkpoints(c, 400, 20, 40);
+    assert_int_equal(run(&r, "sync-in-loop"), 0);
+    p.n_copies = steps_with_checkpoints(c, 400, 1, 40);
+    assert_int_equal(run(&r, "sync-in-loop"), 1);
+    report_free(&r);
+    (void)state;
+}
+
 /* Results read into pinned memory, larger than statistics
  * (result_min_bytes, 4 KiB): the host consumes each one (a server's
  * answer), the copy already runs at the link's speed: quiet.  A scalar or
@@ -741,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_sync_in_loop_sparse),
         cmocka_unit_test(test_sync_in_loop_new_content),
         cmocka_unit_test(test_sync_in_loop_results),
+        cmocka_unit_test(test_sync_in_loop_outer_work),
         cmocka_unit_test(test_one_finding_per_copy),
         cmocka_unit_test(test_redundant_same_dst),
         cmocka_unit_test(test_redundant_site_repeats),

@@ -260,6 +260,22 @@ static void test_leak_pytorch_blocks(void **state)
             b[i].free_ns = 990 * MS;
     assert_int_equal(run(&r, "leak"), 1);
     assert_int_equal(r.findings[0].stack_id, 1);
+    /* A script that spends most of its time setting up (the model on the
+     * GPU at once, then the optimizer, the data) before a short loop that
+     * keeps its losses: the parts of the run are the allocator's events,
+     * not equal times, and the loop is most of them. */
+    n = 0;
+    for (size_t i = 0; i < 10; i++)
+        b[n++] = alloc(0x70000000 + 0x100000 * i, MiB, (int64_t)i * MS, -1, 10);
+    for (size_t i = 0; i < 25; i++) {
+        int64_t t = 900 * MS + (int64_t)i * 4 * MS;
+        b[n++] = alloc(0x70a00000 + 0x1000 * (i % 2), 4096, t, t + 2 * MS, 11);
+        b[n++] = alloc(0x70b00000 + 0x200 * i, 512, t + MS, 1200 * MS, 12);
+    }
+    p.n_blocks = n;
+    assert_int_equal(run(&r, "leak"), 2);
+    assert_string_equal(text(at_site(&r, 12), "kind"), "growing");
+    assert_int_equal(at_site(&r, 12)->count, 25);
     /* Without blocks the segments are all there is to show. */
     p.n_blocks = 0;
     run(&r, "leak");
