@@ -288,6 +288,7 @@ struct xp_thresholds {
     double fragmentation_min_ratio;       /* 1 - largest hole / total free */
     uint64_t fragmentation_min_free;
     uint64_t leak_min_count;              /* live allocations a site must leave for "growing" */
+    uint64_t alloc_churn_min_count;       /* allocations freed again a site must make to churn */
 };
 void xp_thresholds_default(struct xp_thresholds *t);
 int xp_thresholds_set(struct xp_thresholds *t, const char *assignment, char *err, size_t errlen);

@@ -8,7 +8,9 @@
  *     STEPS * ACT_BYTES bytes live at exit (20 x 1 MiB = 20971520);
  *   leak (info, kind held-to-exit) at alloc_workspace: 1 allocation,
  *     WORKSPACE_BYTES bytes (8 MiB = 8388608);
- *   nothing at alloc_scratch (freed every step).
+ *   alloc-churn (warning) at alloc_scratch: no leak (freed every step), but
+ *     STEPS cudaMalloc/cudaFree cycles of the same scratch buffer, each
+ *     cudaFree a wait for the whole device (20 x 256 KiB = 5242880).
  * The steps take STEP_US each so that the growing allocations span most of
  * the run, as a real training loop's would. */
 #include "example_util.h"
@@ -62,5 +64,7 @@ int main(void)
     ex_expect("leak", "cache_activation", STEPS, (long long)STEPS * ACT_BYTES,
               " kind=growing live_count=20");
     ex_expect("leak", "alloc_workspace", 1, WORKSPACE_BYTES, " kind=held-to-exit live_count=1");
+    ex_expect("alloc-churn", "alloc_scratch", STEPS, (long long)STEPS * SCRATCH_BYTES,
+              " cycles=20 peak_live=1 memory=device");
     return 0;
 }

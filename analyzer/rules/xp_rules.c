@@ -18,6 +18,7 @@ const struct xp_rule xp_rules[] = {
     {"small-copies", xp_rule_small_copies, "many small copies, each paying a copy's fixed cost"},
     {"low-bandwidth", xp_rule_low_bandwidth, "large blocking copies far slower than the run's usual bandwidth"},
     {"leak", xp_rule_leak, "allocations still live at exit, growing or held"},
+    {"alloc-churn", xp_rule_alloc_churn, "memory allocated and freed again every iteration from one site"},
     {"invalid-free", xp_rule_invalid_free, "frees of pointers that were not live allocations, and failed frees"},
     {"fragmentation", xp_rule_fragmentation, "device memory free only in holes between live allocations"},
     {"oom", xp_rule_oom, "allocations that failed for lack of device memory"},

@@ -12,6 +12,7 @@ void xp_rule_round_trip(struct xp_report *r);
 void xp_rule_small_copies(struct xp_report *r);
 void xp_rule_low_bandwidth(struct xp_report *r);
 void xp_rule_leak(struct xp_report *r);
+void xp_rule_alloc_churn(struct xp_report *r);
 void xp_rule_invalid_free(struct xp_report *r);
 void xp_rule_fragmentation(struct xp_report *r);
 void xp_rule_oom(struct xp_report *r);

@@ -30,6 +30,7 @@ void xp_thresholds_default(struct xp_thresholds *t)
         .fragmentation_min_ratio = 0.5,
         .fragmentation_min_free = 32 * XP_MIB,
         .leak_min_count = 3,
+        .alloc_churn_min_count = 20,
     };
 }
 
@@ -59,6 +60,7 @@ static const struct xp_setting xp_settings[] = {
     XP_INT("small-copies", "fixed_ns", small_copy_fixed_ns, 0),
     XP_INT("leak", "min_count", leak_min_count, 1),
     XP_REAL("leak", "growing_fraction", leak_growing_fraction, 0, 1),
+    XP_INT("alloc-churn", "min_count", alloc_churn_min_count, 2),
     XP_REAL("fragmentation", "min_ratio", fragmentation_min_ratio, 0, 1),
     XP_INT("fragmentation", "min_free", fragmentation_min_free, 0),
 };

@@ -45,6 +45,7 @@ LOW_BW_FRACTION = 0.25
 LOW_BW_MIN_COUNT = 3
 LOW_BW_MIN_SHARE = 0.02
 OOM_STATUS = 2
+CHURN_MIN = 20
 
 
 def parse_expectations(text):
@@ -226,6 +227,29 @@ def db_findings(conn, sym):
 
     for a in cc.rows(conn, 'SELECT * FROM allocations WHERE free_ns IS NULL'):
         add(found, 'leak', sym.innermost(conn, a['alloc_stack_id']), 1, a['bytes'])
+
+    # alloc-churn (docs/findings.md): a site's freed allocations, at least
+    # CHURN_MIN, in at least half of 8 equal parts of the allocations' span,
+    # at most a quarter of them live at once, not stream-ordered.
+    allocs = cc.rows(conn, 'SELECT * FROM allocations')
+    if allocs:
+        lo = min(a['alloc_ns'] for a in allocs)
+        hi = max(max(a['alloc_ns'], a['free_ns'] or 0) for a in allocs)
+        by_site = {}
+        for a in allocs:
+            if (a['free_ns'] is not None and 'Async' not in a['api'] and
+                    a['kind'] in ('device', 'pinned', 'registered', 'managed', 'physical')):
+                by_site.setdefault(a['alloc_stack_id'], []).append(a)
+        for stack, al in by_site.items():
+            parts = {min(7, int((a['alloc_ns'] - lo) * 8 / (hi - lo))) for a in al} if hi > lo else set()
+            ev = sorted([(a['alloc_ns'] * 2 + 1, 1) for a in al] + [(a['free_ns'] * 2, -1) for a in al])
+            live = peak = 0
+            for _, d in ev:
+                live += d
+                peak = max(peak, live)
+            if len(al) >= CHURN_MIN and len(parts) * 2 >= 8 and peak * 4 <= len(al):
+                add(found, 'alloc-churn', sym.innermost(conn, stack), len(al),
+                    sum(a['bytes'] for a in al))
     for e in cc.rows(conn, "SELECT * FROM errors WHERE record = 'free'"):
         add(found, 'invalid-free', sym.innermost(conn, e['stack_id']), 1, None)
     for u in cc.rows(conn, 'SELECT * FROM unknown_frees'):

@@ -237,7 +237,7 @@ static void test_rule_table(void **state)
     /* In the order they run: what claims a copy first tells its problem. */
     static const char *const ids[] = {"redundant-upload", "reupload-fresh", "round-trip", "sync-in-loop",
                                       "async-pageable", "small-copies", "low-bandwidth", "leak",
-                                      "invalid-free", "fragmentation", "oom", "device-placement"};
+                                      "alloc-churn", "invalid-free", "fragmentation", "oom", "device-placement"};
     assert_int_equal(xp_nrules, sizeof ids / sizeof ids[0]);
     for (size_t i = 0; i < xp_nrules; i++) {
         assert_string_equal(xp_rules[i].id, ids[i]);

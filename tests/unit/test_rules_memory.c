@@ -332,6 +332,83 @@ static void test_leak_pinned_cache_reuse(void **state)
     (void)state;
 }
 
+/* ---- alloc-churn ---- */
+
+/* Memory made and dropped every iteration from one site, throughout the
+ * run, is churn; a burst at set-up, a collection that grows and shrinks,
+ * stream-ordered allocations and buffers a re-upload finding already
+ * covers are not. */
+static void test_alloc_churn(void **state)
+{
+    struct xp_process p;
+    proc_init(&p);
+    static char *names[] = {"cudaMemcpy", "cudaMemcpyAsync", "cudaMalloc", "cudaFree",
+                            "cudaMallocAsync", "cudaMallocHost"};
+    p.api_names = names;
+    p.n_api = 6;
+    struct xp_alloc a[200];
+    size_t n = 0;
+    /* Site 1: a device buffer per step, 40 steps over the run. */
+    for (size_t i = 0; i < 40; i++)
+        a[n++] = alloc(0x10000000, MiB, (int64_t)i * 25 * MS, (int64_t)i * 25 * MS + 20 * MS, 1);
+    /* Site 2: the same, pinned (cudaMallocHost). */
+    for (size_t i = 0; i < 40; i++) {
+        a[n] = alloc(0x7f0000000000, 4 * MiB, (int64_t)i * 25 * MS + MS, (int64_t)i * 25 * MS + 19 * MS, 2);
+        a[n].kind = XP_AK_PINNED;
+        a[n++].api = 5;
+    }
+    /* Site 3: 30 temporaries at start-up, in a burst. */
+    for (size_t i = 0; i < 30; i++)
+        a[n++] = alloc(0x20000000 + 0x100000 * i, 4096, (int64_t)i * MS, 40 * MS, 3);
+    /* Site 4: cudaMallocAsync per step. */
+    for (size_t i = 0; i < 40; i++) {
+        a[n] = alloc(0x30000000, MiB, (int64_t)i * 25 * MS + 2 * MS, (int64_t)i * 25 * MS + 18 * MS, 4);
+        a[n++].api = 4;
+    }
+    /* Site 5: a collection that fills and empties twice (up to 20 live). */
+    for (size_t i = 0; i < 40; i++)
+        a[n++] = alloc(0x40000000 + 0x100000 * (i % 20), 4096, (int64_t)i * 25 * MS,
+                       (int64_t)(i / 20) * 500 * MS + 490 * MS, 5);
+    p.allocs = a;
+    p.n_allocs = n;
+    struct xp_report r;
+    report_init(&r, &p, 1);
+    assert_int_equal(run(&r, "alloc-churn"), 2);
+    const struct xp_finding *f = at_site(&r, 1);
+    assert_int_equal(f->severity, XP_SEV_WARNING);
+    assert_int_equal(num(f, "cycles"), 40);
+    assert_int_equal(num(f, "peak_live"), 1);
+    assert_int_equal(num(f, "windows"), 8);
+    assert_string_equal(text(f, "memory"), "device");
+    assert_non_null(strstr(f->fix_pytorch, "empty_cache"));
+    f = at_site(&r, 2);
+    assert_string_equal(text(f, "memory"), "pinned");
+    assert_string_equal(text(f, "api"), "cudaMallocHost");
+    assert_non_null(strstr(f->fix, "page-lock"));
+    assert_null(f->fix_pytorch);
+    /* Fewer cycles than the minimum: quiet. */
+    char err[200];
+    assert_int_equal(xp_thresholds_set(&r.th, "alloc-churn.min_count=41", err, sizeof err), 0);
+    assert_int_equal(run(&r, "alloc-churn"), 0);
+    xp_thresholds_default(&r.th);
+    /* Site 1's buffers each filled by a copy a rule before reported (the
+     * same table re-sent into a fresh buffer): that finding tells it. */
+    static struct xp_copy c[40];
+    for (size_t i = 0; i < 40; i++) {
+        c[i] = copy(XP_DIR_H2D, XP_HM_PINNED, XP_BL_ASYNC, MiB, (int64_t)i * 25 * MS + 5 * MS, 100, 9);
+        c[i].dst = 0x10000000;
+        c[i].claimed = true;
+    }
+    p.copies = c;
+    p.n_copies = 40;
+    report_free(&r);   /* the claims stay: as a rule before left them */
+    rule("alloc-churn")->run(&r);
+    assert_int_equal(r.n_findings, 1);
+    assert_int_equal(r.findings[0].stack_id, 2);
+    report_free(&r);
+    (void)state;
+}
+
 /* ---- invalid-free ---- */
 
 static void test_invalid_free(void **state)
@@ -680,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_leak_caching_allocator),
         cmocka_unit_test(test_leak_pinned_cache_reuse),
         cmocka_unit_test(test_leak_pytorch_blocks),
+        cmocka_unit_test(test_alloc_churn),
         cmocka_unit_test(test_invalid_free),
         cmocka_unit_test(test_fragmentation),
         cmocka_unit_test(test_fragmentation_failed_request),

@@ -1,0 +1,185 @@
+/* rule_alloc_churn.c: memory allocated and freed again and again from one
+ * call site through the run: a buffer made and dropped every iteration
+ * (cudaMalloc/cudaFree, cudaMallocHost/cudaFreeHost, cudaHostRegister/
+ * cudaHostUnregister), or a caching allocator told to let go of its
+ * segments every step (torch.cuda.empty_cache() in the loop).
+ *
+ * A site churns (docs/findings.md argues for each test):
+ *  1. at least alloc-churn.min_count of its allocations were freed;
+ *  2. they came throughout the run: freed allocations in at least half of
+ *     XP_CHURN_WINDOWS equal parts of it (set-up that makes and drops
+ *     temporaries in a burst is not a loop);
+ *  3. few were live at once: at most a quarter of them (a buffer or two
+ *     made and dropped in turn, not a collection that grows and shrinks);
+ *  4. not stream-ordered (cudaMallocAsync, cuMemAllocFromPoolAsync, ...:
+ *     made for per-iteration temporaries, served from a pool without a
+ *     device-wide wait) and memory the program holds (not address space,
+ *     mappings, arrays, another process's memory);
+ *  5. not mostly buffers filled by copies a rule before already reported
+ *     (reupload-fresh: the same table uploaded into a buffer made for it
+ *     every step; keeping it on the device, that finding's fix, ends the
+ *     churn too: one finding per problem). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xp_group.h"
+#include "xp_rules.h"
+
+static const char xp_fix_pinned[] =
+    "allocate the page-locked buffers once, before the loop, and reuse them (or keep a few in turn "
+    "with an event each): page-locking costs about as much as copying the bytes, and cudaFreeHost "
+    "(cudaHostUnregister) waits for the whole device";
+static const char xp_fix_device[] =
+    "allocate the buffer once, before the loop, and reuse it, or take per-iteration temporaries "
+    "from a stream-ordered pool (cudaMallocAsync/cudaFreeAsync): cudaFree waits for the whole "
+    "device, and cudaMalloc of fresh memory maps pages";
+static const char xp_fix_pytorch[] =
+    "do not call torch.cuda.empty_cache() inside the loop: the caching allocator then returns "
+    "its segments and asks CUDA for them again every step (cudaFree waits for the whole device); "
+    "call it once, if at all, after the loop";
+
+#define XP_CHURN_WINDOWS 8
+
+/* Memory a program holds and frees by a call that may wait for the device. */
+static bool xp_churn_kind(const struct xp_process *p, const struct xp_alloc *a)
+{
+    if (a->kind != XP_AK_DEVICE && a->kind != XP_AK_PINNED && a->kind != XP_AK_REGISTERED &&
+        a->kind != XP_AK_MANAGED && a->kind != XP_AK_PHYSICAL)
+        return false;
+    const char *api = xp_process_api(p, a->api);
+    return !(api && strstr(api, "Async"));
+}
+
+static int xp_by_time(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The most of a site's freed allocations live at once (allocations +1,
+ * frees -1, a free before an allocation at the same time). */
+static uint64_t xp_peak_live(const struct xp_process *p, const size_t *items, size_t n, int64_t *ev)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_alloc *a = &p->allocs[items[j]];
+        if (a->free_ns < 0)
+            continue;
+        /* Times doubled, the low bit 1 for an allocation: frees sort first. */
+        ev[m++] = xp_add_sat(a->alloc_ns, a->alloc_ns) | 1;
+        ev[m++] = xp_add_sat(a->free_ns, a->free_ns) & ~(int64_t)1;
+    }
+    qsort(ev, m, sizeof *ev, xp_by_time);
+    uint64_t live = 0, peak = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (ev[i] & 1)
+            peak = ++live > peak ? live : peak;
+        else if (live)
+            live--;
+    }
+    return peak;
+}
+
+/* How many of the site's freed allocations received, while they lived, a
+ * copy an earlier rule reported (claimed). */
+static size_t xp_claimed_fills(const struct xp_process *p, const size_t *items, size_t n)
+{
+    size_t filled = 0;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_alloc *a = &p->allocs[items[j]];
+        for (size_t i = 0; i < p->n_copies; i++) {
+            const struct xp_copy *c = &p->copies[i];
+            if (c->claimed && c->start_ns >= a->alloc_ns && c->start_ns <= a->free_ns &&
+                c->dst >= a->ptr && c->dst - a->ptr < (a->bytes ? a->bytes : 1)) {
+                filled++;
+                break;
+            }
+        }
+    }
+    return filled;
+}
+
+static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
+{
+    struct xp_sites sites;
+    xp_sites_init(&sites);
+    size_t *site_of = NULL, *start = NULL, *order = NULL;
+    int64_t *ev = NULL;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = 0; i < p->n_allocs; i++) {
+        const struct xp_alloc *a = &p->allocs[i];
+        first = a->alloc_ns < first ? a->alloc_ns : first;
+        last = a->alloc_ns > last ? a->alloc_ns : last;
+        last = a->free_ns > last ? a->free_ns : last;
+        if (a->free_ns < 0 || !xp_churn_kind(p, a))
+            continue;
+        /* aux: the kinds seen, for the fix and the details. */
+        struct xp_site_sum *s = xp_sites_add(&sites, a->alloc_stack, a->bytes,
+                                             xp_sub_sat(a->alloc_end_ns, a->alloc_ns));
+        if (!s)
+            goto out;
+        s->aux |= UINT64_C(1) << (a->kind < 64 ? a->kind : 63);
+    }
+    if (!sites.n || !(site_of = malloc(p->n_allocs * sizeof *site_of)) ||
+        !(ev = malloc(2 * p->n_allocs * sizeof *ev)))
+        goto out;
+    for (size_t i = 0; i < p->n_allocs; i++) {
+        const struct xp_alloc *a = &p->allocs[i];
+        site_of[i] = a->free_ns >= 0 && xp_churn_kind(p, a) ? xp_sites_lookup(&sites, a->alloc_stack)
+                                                             : XP_NO_SITE;
+    }
+    if (xp_sites_bucket(sites.n, site_of, p->n_allocs, &start, &order) != 0)
+        goto out;
+    int64_t len = xp_sub_sat(last, first);
+    for (size_t k = 0; k < sites.n; k++) {
+        const struct xp_site_sum *s = &sites.v[k];
+        const size_t *items = order + start[k];
+        size_t n = start[k + 1] - start[k];
+        if (s->count < r->th.alloc_churn_min_count)
+            continue;
+        unsigned windows = 0;
+        bool in[XP_CHURN_WINDOWS] = {false};
+        for (size_t j = 0; j < n && len > 0; j++) {
+            int64_t at = xp_sub_sat(p->allocs[items[j]].alloc_ns, first);
+            size_t w = (size_t)((double)at / (double)len * XP_CHURN_WINDOWS);
+            w = w < XP_CHURN_WINDOWS ? w : XP_CHURN_WINDOWS - 1;
+            windows += !in[w];
+            in[w] = true;
+        }
+        uint64_t peak = xp_peak_live(p, items, n, ev);
+        if (windows * 2 < XP_CHURN_WINDOWS || peak * 4 > s->count ||
+            xp_claimed_fills(p, items, n) * 2 > n)
+            continue;
+        bool pinned = (s->aux & ((UINT64_C(1) << XP_AK_PINNED) | (UINT64_C(1) << XP_AK_REGISTERED))) != 0;
+        uint32_t api = p->allocs[items[0]].api;
+        struct xp_finding *f = xp_report_add(
+            r, "alloc-churn", XP_SEV_WARNING, p, s->stack_id, s->count, s->bytes, s->time_ns,
+            pinned ? xp_fix_pinned : xp_fix_device, pinned ? NULL : xp_fix_pytorch,
+            "%llu allocations from this site (%s) were each freed again, %llu at most live at "
+            "once, throughout the run (in %u of %u parts of it): memory made and dropped every "
+            "iteration, each time %s",
+            (unsigned long long)s->count, xp_bytes_str(s->bytes).s, (unsigned long long)peak,
+            windows, XP_CHURN_WINDOWS,
+            pinned ? "page-locked anew and given back with a wait for the whole device"
+                   : "given back with a wait for the whole device");
+        xp_finding_num(f, "cycles", (int64_t)s->count);
+        xp_finding_num(f, "peak_live", (int64_t)peak);
+        xp_finding_num(f, "windows", (int64_t)windows);
+        xp_finding_text(f, "memory", "%s",
+                        pinned ? (s->aux & (UINT64_C(1) << XP_AK_REGISTERED) ? "registered" : "pinned")
+                               : "device");
+        xp_finding_text(f, "api", "%s", xp_process_api(p, api));
+    }
+out:
+    free(ev);
+    free(site_of);
+    free(start);
+    free(order);
+    xp_sites_free(&sites);
+}
+
+void xp_rule_alloc_churn(struct xp_report *r)
+{
+    for (size_t i = 0; i < r->n_procs; i++)
+        xp_churn_process(r, &r->procs[i]);
+}
