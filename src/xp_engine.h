@@ -42,9 +42,8 @@ typedef struct xp_scope {
     bool foreign;             /* entered from a signal handler (xp_scope_enter_deeper) */
     bool clean_before;        /* xp_callee_clean and xp_callee as found at entry */
     bool set_aside;           /* a foreign call's: it set the thread's state aside */
-    uint8_t phase_before;     /* a foreign call's: xp_inflight_phase() at entry */
     uintptr_t callee_before;
-    xp_stripe *stripe;        /* where a recorded call is counted in flight (xp_inflight.h) */
+    xp_inflight_slot *slot;   /* where a recorded call is counted in flight (xp_inflight.h) */
     uint64_t start_ns;
     xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
@@ -61,13 +60,13 @@ extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
 extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
 
 /* xp_engine_enter past its common case (out of line). */
-xp_stripe *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
+xp_inflight_slot *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
 
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
- * thread's in-flight stripe, or NULL when the call is not recorded.  The
+ * thread's in-flight slot, or NULL when the call is not recorded.  The
  * common case (the session on, no vfork child gone) is two loads. */
-static inline xp_stripe *xp_engine_enter(void)
+static inline xp_inflight_slot *xp_engine_enter(void)
 {
     if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
                                  XP_ENGINE_ON &&
@@ -94,8 +93,8 @@ static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, ui
          * and from xp_scope_leave on the thread is in our code again. */
         s->callee_before = 0;
         s->clean_before = false;
-        s->stripe = xp_engine_enter();
-        s->recording = s->stripe != NULL;
+        s->slot = xp_engine_enter();
+        s->recording = s->slot != NULL;
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
@@ -117,7 +116,7 @@ static inline __attribute__((always_inline)) bool xp_scope_returned(xp_scope *s)
         /* Writing its records: ours, and not to be disturbed. */
         xp_callee = 0;
         xp_callee_clean = false;
-        if (!xp_inflight_returned(s->stripe))
+        if (!xp_inflight_returned(s->slot))
             s->recording = false;
     } else {
         xp_callee = s->callee_before;
@@ -135,7 +134,7 @@ static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope 
     xp_callee = s->callee_before;
     xp_callee_clean = s->clean_before;
     if (s->recording)
-        xp_inflight_leave(s->stripe);
+        xp_inflight_leave(s->slot);
     if (__builtin_expect(s->foreign, 0))
         xp_scope_leave_foreign(s);
     xp_depth--;
