@@ -95,15 +95,19 @@ static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, ui
         s->clean_before = false;
         s->slot = xp_engine_enter();
         s->recording = s->slot != NULL;
+        s->start_ns = s->recording ? xp_now_ns() : 0;
+        /* Nothing of ours is half done inside real... */
+        xp_callee_clean = true;
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
         s->recording = xp_scope_enter_deeper(s);
+        s->start_ns = s->recording ? xp_now_ns() : 0;
+        /* ...unless this call is nested in our own work (then what was
+         * beneath stays as unclean as it was).  Set in each branch: the
+         * common one then needs no test (issue 15). */
+        xp_callee_clean = s->recording || s->clean_before;
     }
-    s->start_ns = s->recording ? xp_now_ns() : 0;
-    /* Nothing of ours is half done inside real, unless this call is nested
-     * in our own work (then what was beneath stays as unclean as it was). */
-    xp_callee_clean = depth == 0 || s->recording || s->clean_before;
     xp_callee = real;
 }
 
