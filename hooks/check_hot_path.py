@@ -2,8 +2,8 @@
 """Checks the hottest hooks' machine code for instructions that cost time
 out of proportion to their count (issue 15): no locked read-modify-write
 (a `lock` prefix, or `xchg` with memory, locked by itself), no `mfence` and
-no `lfence` in the 1D copy hooks, the sync hooks, or what they call after
-the real call (xp_copy_done, xp_record_sync).  Their out-of-line slow paths
+no `lfence` in the 1D copy hooks and the sync hooks, nor in what they call
+(xp_copy_1d, a 1D copy's whole call; xp_record_sync, a sync's record).  Their out-of-line slow paths
 are separate functions, so this holds for every path through them.
 
 usage: check_hot_path.py OBJDUMP LIBXFERPROF RUNTIME_DEF
@@ -15,7 +15,7 @@ import sys
 objdump, lib, defs = sys.argv[1:4]
 # The hook table's 1D copies and syncs (their symbols, every version).
 hooks = set(re.findall(r'^XP_(?:COPY|SYNC)\((\w+),', open(defs).read(), re.M))
-engine = {'xp_copy_done', 'xp_record_sync'}
+engine = {'xp_copy_1d', 'xp_record_sync'}
 costly = re.compile(r'\block\b|\bxchg\b.*\(|\bmfence\b|\blfence\b')
 
 out = subprocess.run([objdump, '-d', '--no-show-raw-insn', lib], check=True,

@@ -225,12 +225,20 @@ typedef struct xp_copy_call {
  * managed memory. */
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status);
 
-/* The whole path of a 1D copy hook after its real call returned (what
- * xp_scope_returned, xp_record_copy of a plain xp_copy_call and
- * xp_scope_leave do, in one function: the hottest hooks, issue 15).  The
- * caller saves and restores errno around it. */
-void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
-                  uint64_t stream, bool async, int status);
+/* A 1D copy hook's whole call, the real call included: one frame for the
+ * hottest hooks (issue 15), whose own arguments come first, in the
+ * registers they arrived in, so that the hook only adds its own.  real is
+ * the resolved function: cudaMemcpy's ABI (two pointers, a size, the kind)
+ * or, with XP_COPY_1D_ASYNC in how, cudaMemcpyAsync's (and the stream);
+ * how: the API, and that flag; ret: the hook's return address.  Keeps the
+ * program's errno as the real call left it.  Returns the real call's
+ * status. */
+typedef int (*xp_copy_real_fn)(void *dst, const void *src, size_t bytes, int kind);
+typedef int (*xp_copy_async_real_fn)(void *dst, const void *src, size_t bytes, int kind,
+                                     void *stream);
+#define XP_COPY_1D_ASYNC 0x10000u
+int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
+               void (*real)(void), unsigned how, uintptr_t ret);
 
 /* A memset of `bytes` bytes at dst to (the low byte of) value. */
 void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,
