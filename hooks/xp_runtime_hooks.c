@@ -464,28 +464,36 @@ static inline uint64_t result_ptr(cudaError_t rc, const void *p)
     return rc == cudaSuccess ? (uint64_t)(uintptr_t)p : 0;
 }
 
-/* The hottest hooks: everything after the real call is one call into the
- * engine (xp_copy_done), not XP_HOOK_FN's three. */
+/* A 1D copy hook's first call: its real function looked up, then the call
+ * made (out of the hook, whose common case then needs no frame). */
+__attribute__((noinline, cold)) static cudaError_t
+copy_first(_Atomic(void *) *slot, const char *name, unsigned version, void *dst, const void *src,
+           size_t count, int kind, void *stream, unsigned how, uintptr_t ret)
+{
+    void *real = xp_find_runtime(slot, name, version, true);
+    if (real == NULL)
+        return cudaErrorUnknown;
+    return (cudaError_t)xp_copy_1d(dst, src, count, kind, stream, (void (*)(void))real, how, ret);
+}
+
+/* The hottest hooks: the whole call, the real one included, is one call
+ * into the engine (xp_copy_1d), not XP_HOOK_FN's three; the hook's own
+ * arguments stay in the registers they came in. */
 #define XP_COPY_FN(fn, version, name, params, args, is_async, dst, src, count, kind, stream) \
     static _Atomic(void *) fn##_real;                                                   \
     __attribute__((visibility("default"))) cudaError_t fn params;                       \
     __attribute__((visibility("default"))) cudaError_t fn params                        \
     {                                                                                   \
-        cudaError_t (*real) params =                                                    \
-            (cudaError_t (*) params)resolve_runtime(&fn##_real, #name, (version));      \
-        if (real == NULL)                                                               \
-            return cudaErrorUnknown;                                                    \
-        xp_scope scope;                                                                 \
-        scope.site.ret = (uintptr_t)__builtin_return_address(0);                        \
-        scope.site.sp = (uintptr_t)&scope;                                              \
-        xp_scope_enter(&scope, (uintptr_t)real);                                        \
-        cudaError_t rc = real args;                                                     \
-        int saved_errno = errno;                                                        \
-        xp_copy_done(&scope, XP_API_##name, (uint64_t)(uintptr_t)(dst),                 \
-                     (uint64_t)(uintptr_t)(src), (count), (int)(kind),                  \
-                     (uint64_t)(uintptr_t)(stream), (is_async), (int)rc);               \
-        errno = saved_errno;                                                            \
-        return rc;                                                                      \
+        void *real = atomic_load_explicit(&fn##_real, memory_order_acquire);            \
+        unsigned how = XP_API_##name | ((is_async) ? XP_COPY_1D_ASYNC : 0);             \
+        uintptr_t ret = (uintptr_t)__builtin_return_address(0);                         \
+        if (__builtin_expect(real == NULL, 0))                                          \
+            return copy_first(&fn##_real, #name, (version), (void *)(dst),              \
+                              (const void *)(src), (count), (int)(kind),                \
+                              (void *)(stream), how, ret);                              \
+        return (cudaError_t)xp_copy_1d((void *)(dst), (const void *)(src), (count),     \
+                                       (int)(kind), (void *)(stream),                   \
+                                       (void (*)(void))real, how, ret);                 \
     }                                                                                   \
     XP_RT_HOOK_ROW(fn, version, name)
 

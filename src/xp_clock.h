@@ -70,9 +70,15 @@ static inline __attribute__((always_inline)) uint64_t xp_now_ns(void)
 #if defined(__x86_64__)
     const xp_tsc_scale *k = atomic_load_explicit(&xp_clock_scale, memory_order_acquire);
     if (__builtin_expect(k != NULL, 1)) {
-        /* Ordered as the vDSO orders its own read: not before the loads
-         * and stores that precede it. */
-        _mm_lfence();
+        /* No lfence before it (the vDSO has one; xp_clock.c's calibration
+         * keeps its own): the CPU may then read the TSC up to its reorder
+         * window (some hundred instructions, tens of ns) before the code
+         * around it is done, and a call's start or end moves by that much
+         * at most, where the records promise microseconds from
+         * CLOCK_MONOTONIC and a call's end is kept at or after its start
+         * (xp_reserve_call).  Nothing orders records by these times across
+         * threads more finely.  The two lfences were ~10 ns of the copy
+         * hook's thread time (issue 15; docs/performance.md). */
         return xp_tsc_to_ns(k, __rdtsc());
     }
 #endif

@@ -314,6 +314,7 @@ static int start(void)
     xp_stack_init();
     xp_modules_scan(xp_sess.journal);
     xp_clock_started();
+    xp_inflight_start();
 
     xp_sess.thread_started = spawn_quiet(&xp_sess.thread, NULL, ingest_main, NULL);
     /* With an ingest running, a burst of records faster than it waits for
@@ -390,7 +391,7 @@ bool xp_engine_ready(void)
     return s == ST_ON;
 }
 
-xp_stripe *xp_engine_enter_slow(void)
+xp_inflight_slot *xp_engine_enter_slow(void)
 {
     /* The program's next CUDA call after a vfork child's exit(). */
     if (atomic_load_explicit(&xp_vfork_exited_child, memory_order_relaxed) != 0)
@@ -505,6 +506,7 @@ static int finish(void)
     char err[512];
     uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);
     uint64_t from_signals = atomic_load_explicit(&signal_calls_lost, memory_order_relaxed);
+    uint64_t unslotted = xp_inflight_unslotted();
     uint64_t other_lost = xp_journal_lost(xp_sess.journal) - lost;
     int rc = xp_ingest_pass(xp_sess.ingest, xp_sess.reader, true, err, sizeof err);
     uint64_t pending = 0;
@@ -556,6 +558,13 @@ static int finish(void)
             snprintf(why, sizeof why, "%" PRIu64 " call(s) in flight at exit", in_flight);
             xp_ingest_add_lost(xp_sess.ingest, in_flight, why);
         }
+        if (unslotted) {
+            char why[128];
+            snprintf(why, sizeof why,
+                     "%" PRIu64 " call(s) not recorded: no memory for their thread's state",
+                     unslotted);
+            xp_ingest_add_lost(xp_sess.ingest, unslotted, why);
+        }
         xp_ingest_close(xp_sess.ingest);
         xp_journal_reader_close(xp_sess.reader);
         /* The writer is left open and mapped: a thread cut off above, or a
@@ -564,7 +573,7 @@ static int finish(void)
         snprintf(jpath, sizeof jpath, "%s%s", xp_sess.db_path, XP_JOURNAL_SUFFIX);
         unlink(jpath);
         /* Said once, by the launcher from meta when there is one. */
-        uint64_t missing = lost + from_signals + in_flight + pending + graph_lost;
+        uint64_t missing = lost + from_signals + in_flight + pending + graph_lost + unslotted;
         if (missing && xp_sess.cfg.manifest[0] == '\0')
             warn("xferprof: %s: %" PRIu64 " call(s) not recorded (see meta records_lost_reason)",
                  xp_sess.db_path, missing);

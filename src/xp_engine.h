@@ -42,9 +42,8 @@ typedef struct xp_scope {
     bool foreign;             /* entered from a signal handler (xp_scope_enter_deeper) */
     bool clean_before;        /* xp_callee_clean and xp_callee as found at entry */
     bool set_aside;           /* a foreign call's: it set the thread's state aside */
-    uint8_t phase_before;     /* a foreign call's: xp_inflight_phase() at entry */
     uintptr_t callee_before;
-    xp_stripe *stripe;        /* where a recorded call is counted in flight (xp_inflight.h) */
+    xp_inflight_slot *slot;   /* where a recorded call is counted in flight (xp_inflight.h) */
     uint64_t start_ns;
     xp_call_site site;        /* set by the hook before xp_scope_enter: where it was called from */
 } xp_scope;
@@ -61,13 +60,13 @@ extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
 extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
 
 /* xp_engine_enter past its common case (out of line). */
-xp_stripe *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
+xp_inflight_slot *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
 
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
- * thread's in-flight stripe, or NULL when the call is not recorded.  The
+ * thread's in-flight slot, or NULL when the call is not recorded.  The
  * common case (the session on, no vfork child gone) is two loads. */
-static inline xp_stripe *xp_engine_enter(void)
+static inline xp_inflight_slot *xp_engine_enter(void)
 {
     if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
                                  XP_ENGINE_ON &&
@@ -94,17 +93,21 @@ static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, ui
          * and from xp_scope_leave on the thread is in our code again. */
         s->callee_before = 0;
         s->clean_before = false;
-        s->stripe = xp_engine_enter();
-        s->recording = s->stripe != NULL;
+        s->slot = xp_engine_enter();
+        s->recording = s->slot != NULL;
+        s->start_ns = s->recording ? xp_now_ns() : 0;
+        /* Nothing of ours is half done inside real... */
+        xp_callee_clean = true;
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
         s->recording = xp_scope_enter_deeper(s);
+        s->start_ns = s->recording ? xp_now_ns() : 0;
+        /* ...unless this call is nested in our own work (then what was
+         * beneath stays as unclean as it was).  Set in each branch: the
+         * common one then needs no test (issue 15). */
+        xp_callee_clean = s->recording || s->clean_before;
     }
-    s->start_ns = s->recording ? xp_now_ns() : 0;
-    /* Nothing of ours is half done inside real, unless this call is nested
-     * in our own work (then what was beneath stays as unclean as it was). */
-    xp_callee_clean = depth == 0 || s->recording || s->clean_before;
     xp_callee = real;
 }
 
@@ -117,7 +120,7 @@ static inline __attribute__((always_inline)) bool xp_scope_returned(xp_scope *s)
         /* Writing its records: ours, and not to be disturbed. */
         xp_callee = 0;
         xp_callee_clean = false;
-        if (!xp_inflight_returned(s->stripe))
+        if (!xp_inflight_returned(s->slot))
             s->recording = false;
     } else {
         xp_callee = s->callee_before;
@@ -135,7 +138,7 @@ static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope 
     xp_callee = s->callee_before;
     xp_callee_clean = s->clean_before;
     if (s->recording)
-        xp_inflight_leave(s->stripe);
+        xp_inflight_leave(s->slot);
     if (__builtin_expect(s->foreign, 0))
         xp_scope_leave_foreign(s);
     xp_depth--;
@@ -222,12 +225,20 @@ typedef struct xp_copy_call {
  * managed memory. */
 void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status);
 
-/* The whole path of a 1D copy hook after its real call returned (what
- * xp_scope_returned, xp_record_copy of a plain xp_copy_call and
- * xp_scope_leave do, in one function: the hottest hooks, issue 15).  The
- * caller saves and restores errno around it. */
-void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
-                  uint64_t stream, bool async, int status);
+/* A 1D copy hook's whole call, the real call included: one frame for the
+ * hottest hooks (issue 15), whose own arguments come first, in the
+ * registers they arrived in, so that the hook only adds its own.  real is
+ * the resolved function: cudaMemcpy's ABI (two pointers, a size, the kind)
+ * or, with XP_COPY_1D_ASYNC in how, cudaMemcpyAsync's (and the stream);
+ * how: the API, and that flag; ret: the hook's return address.  Keeps the
+ * program's errno as the real call left it.  Returns the real call's
+ * status. */
+typedef int (*xp_copy_real_fn)(void *dst, const void *src, size_t bytes, int kind);
+typedef int (*xp_copy_async_real_fn)(void *dst, const void *src, size_t bytes, int kind,
+                                     void *stream);
+#define XP_COPY_1D_ASYNC 0x10000u
+int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
+               void (*real)(void), unsigned how, uintptr_t ret);
 
 /* A memset of `bytes` bytes at dst to (the low byte of) value. */
 void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, uint64_t bytes,

@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Hook side (xp_scope_*).  A recorded call is counted from its entry
@@ -12,95 +13,115 @@
  * not recorded and counted as lost) through the real call, to its writing
  * (xp_inflight_returned: false when exit cut it off while the real call ran;
  * it must then write nothing: it was counted as lost), to its end
- * (xp_inflight_leave, after its records are committed).  Entering returns
- * the thread's stripe, which the call hands to the other two: the stripe is
- * found once per call, and they inline (issue 15: the hook's cost). */
-typedef _Atomic uint64_t xp_stripe;
+ * (xp_inflight_leave, after its records are committed).  Each thread counts
+ * its calls in a slot of its own, written with plain stores: no locked
+ * instruction on the hot path (issue 15; xp_inflight.c says why that is
+ * enough).  Entering returns the thread's slot, which the call hands to the
+ * other two. */
+typedef struct xp_inflight_slot {
+    /* Written by its thread only (and signal handlers on it, whose calls
+     * end before the code they interrupted goes on, leaving it as found). */
+    _Atomic uint64_t word;
+    /* Exit's: how many of the slot's calls it counted as lost when it cut
+     * them off, given back one by one as they return (xp_inflight.c). */
+    _Atomic uint64_t verdict;
+} xp_inflight_slot;
 
-/* The bits of a stripe's word (xp_inflight.c says what they count). */
+/* The bits of a slot's word: calls inside the real call (entered, not yet
+ * returned), and calls writing their records (returned, not yet left). */
 #define XP_INCALL_ONE 1ull
-#define XP_WRITER_ONE (1ull << 31)
-#define XP_COUNT_MASK ((1ull << 31) - 1)
-#define XP_CLOSED (1ull << 62)
-#define XP_CUT (1ull << 63)
+#define XP_INCALL_MASK 0xffffffffull
+#define XP_WRITER_ONE (1ull << 32)
 
-/* The calling thread's own counted call: 0 none, 1 inside the real call, 2
- * writing (xp_inflight.c's; here for the inline functions below). */
-extern __thread uint8_t xp_inflight_own_phase
+/* What exit has done, read by every call (0: nothing, the common case).
+ * CLOSED: entering calls are not recorded; CUT: calls still inside the real
+ * call were counted as lost; FENCED: no membarrier(2) here, so the hot path
+ * takes the out-of-line way, which fences itself (xp_inflight.c). */
+#define XP_GATE_CLOSED 1u
+#define XP_GATE_CUT 2u
+#define XP_GATE_FENCED 4u
+extern _Atomic unsigned xp_inflight_gate __attribute__((visibility("hidden")));
+
+/* The calling thread's slot (in its xp_thread block), NULL until the
+ * thread's first recorded call. */
+extern __thread xp_inflight_slot *xp_inflight_self
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
-/* One word per stripe, a cache line each (xp_inflight.c says why). */
-#define XP_STRIPES 64
-extern struct xp_stripe_line {
-    _Alignas(64) xp_stripe word;
-} xp_stripes[XP_STRIPES] __attribute__((visibility("hidden")));
+/* xp_inflight_enter past its common case (out of line): s NULL, the thread
+ * has no slot yet; else the call's count is in s and the gate is not 0. */
+xp_inflight_slot *xp_inflight_enter_slow(xp_inflight_slot *s) __attribute__((visibility("hidden")));
+/* xp_inflight_returned when the gate is not 0 (out of line).  level: the
+ * calls inside the real call in the slot, this one included, before it
+ * returned. */
+bool xp_inflight_returned_slow(xp_inflight_slot *s, uint64_t level)
+    __attribute__((visibility("hidden")));
 
-/* xp_inflight_enter when exit has closed the gate (out of line). */
-xp_stripe *xp_inflight_enter_closed(xp_stripe *w) __attribute__((visibility("hidden")));
-
-/* The calling thread's stripe. */
-static inline xp_stripe *xp_inflight_stripe(void)
+static inline xp_inflight_slot *xp_inflight_enter(void)
 {
-    /* Thread blocks lie a stack apart: hash the address, keep the top bits. */
-    uintptr_t a = (uintptr_t)&xp_inflight_own_phase;
-    return &xp_stripes[(uint64_t)a * 0x9E3779B97F4A7C15ull >> 58].word;
+    xp_inflight_slot *s = xp_inflight_self;
+    if (__builtin_expect(s == NULL, 0))
+        return xp_inflight_enter_slow(NULL);
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    atomic_store_explicit(&s->word, w + XP_INCALL_ONE, memory_order_relaxed);
+    /* The count, then the gate: only the compiler is kept from swapping
+     * them; exit's membarrier orders them on the CPU (xp_inflight.c). */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&xp_inflight_gate, memory_order_relaxed) != 0, 0))
+        return xp_inflight_enter_slow(s);
+    return s;
 }
 
-static inline xp_stripe *xp_inflight_enter(void)
+static inline bool xp_inflight_returned(xp_inflight_slot *s)
 {
-    xp_stripe *w = xp_inflight_stripe();
-    uint64_t v = atomic_fetch_add_explicit(w, XP_INCALL_ONE, memory_order_acq_rel);
-    if (__builtin_expect(v & XP_CLOSED, 0))
-        return xp_inflight_enter_closed(w);
-    xp_inflight_own_phase = 1;
-    return w;
-}
-
-static inline bool xp_inflight_returned(xp_stripe *w)
-{
-    uint64_t v = atomic_fetch_add_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE,
-                                           memory_order_acq_rel);
-    if (__builtin_expect(v & XP_CUT, 0)) {
-        /* Counted as lost by the cut: undo, write nothing, leave nothing. */
-        atomic_fetch_sub_explicit(w, XP_WRITER_ONE - XP_INCALL_ONE, memory_order_relaxed);
-        xp_inflight_own_phase = 0;
-        return false;
-    }
-    xp_inflight_own_phase = 2;
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    atomic_store_explicit(&s->word, w - XP_INCALL_ONE + XP_WRITER_ONE, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(atomic_load_explicit(&xp_inflight_gate, memory_order_relaxed) != 0, 0))
+        return xp_inflight_returned_slow(s, w & XP_INCALL_MASK);
     return true;
 }
 
-static inline void xp_inflight_leave(xp_stripe *w)
+static inline void xp_inflight_leave(xp_inflight_slot *s)
 {
-    xp_inflight_own_phase = 0;
     /* Release: the records this call committed are visible to exit's reader
      * once it sees the count drop. */
-    atomic_fetch_sub_explicit(w, XP_WRITER_ONE, memory_order_release);
+    uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    atomic_store_explicit(&s->word, w - XP_WRITER_ONE, memory_order_release);
 }
-
-/* The calling thread's own counted call's phase, for a call from a signal
- * handler that interrupts one: saved before it is counted, and set back
- * after, so that the interrupted call is still known as the thread's own. */
-uint8_t xp_inflight_phase(void);
-void xp_inflight_set_phase(uint8_t phase);
 
 /* A call not recorded because the session is stopping: counted as lost
  * (until xp_inflight_cut_off has taken its count). */
 void xp_inflight_refused(void);
 
+/* Calls not recorded because their thread could get no slot (no memory). */
+uint64_t xp_inflight_unslotted(void);
+
+/* At the session's start, before any call is counted: whether the hot path
+ * can leave its ordering to exit (membarrier registered), else FENCED. */
+void xp_inflight_start(void);
+
 /* Exit side, from the destructor, in this order.  Closes the gate: no call
  * entering from now on is recorded. */
 void xp_inflight_close(void);
 
-/* Waits up to wait_ns for the calls in flight to finish (the calling thread's
- * own call, when exit is called from inside one, never will and is not
- * waited for).  Then cuts off the calls still inside the real call and waits
- * (bounded as well) for those already writing their records.  Returns the
- * calls cut off plus the calls refused so far: lost, in flight at exit. */
+/* Waits up to wait_ns for the calls in flight to finish (the calling
+ * thread's own calls, when exit is called from inside one, never will and
+ * are not waited for).  Then cuts off the calls still inside the real call
+ * and waits (bounded as well) for those already writing their records.
+ * Returns the calls cut off plus the calls refused so far: lost, in flight
+ * at exit. */
 uint64_t xp_inflight_cut_off(uint64_t wait_ns);
 
-/* In a fork child: only the calling thread exists; its own call, if any,
- * is all that is in flight. */
+/* In a fork child: only the calling thread exists; its own calls, if any,
+ * are all that is in flight. */
 void xp_inflight_after_fork(void);
+
+/* A thread's slot at its exit (xp_thread.c): whether a call of it is still
+ * counted (the thread ended inside one: its block is then never reused, so
+ * that exit counts the call). */
+static inline bool xp_inflight_busy(const xp_inflight_slot *s)
+{
+    return atomic_load_explicit(&s->word, memory_order_relaxed) != 0;
+}
 
 #endif

@@ -300,7 +300,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
 
 /* A copy call's record: a graph node while its stream captures, else the
  * copy that ran.  Inlined into xp_record_copy (every kind of copy) and
- * xp_copy_done (the 1D copies' whole path after the real call). */
+ * xp_copy_1d (the 1D copies' whole call). */
 /* The rest of a copy call's record once no capture claimed it: the copy
  * that ran (inside the capture window). */
 static inline __attribute__((always_inline)) void record_ran(const xp_scope *s,
@@ -355,8 +355,11 @@ copy_1d(xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind, uint64
     return c;
 }
 
-void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
-                  uint64_t stream, bool async, int status)
+/* A 1D copy's path after its real call returned: xp_scope_returned, the
+ * record of a plain xp_copy_call, xp_scope_leave. */
+static inline __attribute__((always_inline)) void
+copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, int kind,
+          uint64_t stream, bool async, int status)
 {
     if (xp_scope_returned(s)) {
         if (captures_now()) {
@@ -368,6 +371,28 @@ void xp_copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t 
         }
     }
     xp_scope_leave(s);
+}
+
+int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
+               void (*real)(void), unsigned how, uintptr_t ret)
+{
+    xp_api api = (xp_api)(how & (XP_COPY_1D_ASYNC - 1));
+    bool async = how & XP_COPY_1D_ASYNC;
+    xp_scope s;
+    s.site.ret = ret;
+    /* This frame's, a fixed distance from the program's stack pointer as
+     * the hook's own was (a stand-in for it, xp_stack.h). */
+    s.site.sp = (uintptr_t)&s;
+    xp_scope_enter(&s, (uintptr_t)real);
+    /* The function's own type is the runtime's (enum, cudaStream_t): the
+     * same arguments in the same registers. */
+    int rc = async ? ((xp_copy_async_real_fn)real)(dst, src, bytes, kind, stream)
+                   : ((xp_copy_real_fn)real)(dst, src, bytes, kind);
+    int saved_errno = errno;
+    copy_done(&s, api, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, bytes, kind,
+              (uint64_t)(uintptr_t)stream, async, rc);
+    errno = saved_errno;
+    return rc;
 }
 
 void xp_record_graph_copy_run(const xp_scope *s, const xp_copy_call *c, const xp_graph_run *run)

@@ -34,10 +34,10 @@
  * pointer, or a new chunk under locks the interrupted code does not hold),
  * no malloc, and libunwind's local unwinding, which libunwind documents as
  * safe in signal handlers (its stack shows the handler, then the code it
- * interrupted).  The state the thread keeps between calls (the in-flight
- * phase of its own call, its last copy for pairing with a sync) is set
- * aside and given back, so that the interrupted call goes on as if nothing
- * had run.  Interrupting anything else of ours (writing a record, a stack
+ * interrupted).  The state the thread keeps between calls (its last copy, for
+ * pairing with a sync) is set aside and given back, so that the interrupted call goes on as if nothing
+ * had run (its count in flight is the thread's slot's, which the handler's
+ * call leaves as it found it, xp_inflight.c).  Interrupting anything else of ours (writing a record, a stack
  * walk, our own driver queries, start-up), the call is not recorded and is
  * counted in records_lost ("call(s) from signal handlers not recorded").
  */
@@ -59,7 +59,6 @@ bool xp_scope_enter_deeper(xp_scope *s)
         return false;
     s->foreign = true;
     s->set_aside = false;
-    s->phase_before = xp_inflight_phase();
     switch (xp_engine_session()) {
     case XP_SESSION_ON:
         break;
@@ -75,16 +74,14 @@ bool xp_scope_enter_deeper(xp_scope *s)
     }
     /* Counted in flight like any recorded call, so that exit either waits
      * for its record (or its count) or counts it as in flight. */
-    s->stripe = xp_inflight_enter();
-    if (s->stripe == NULL) {
-        xp_inflight_set_phase(s->phase_before);
+    s->slot = xp_inflight_enter();
+    if (s->slot == NULL)
         return false;   /* refused: counted */
-    }
     if (!s->clean_before) {
-        if (xp_inflight_returned(s->stripe))
+        if (xp_inflight_returned(s->slot)) {
             xp_engine_signal_call_lost();
-        xp_inflight_leave(s->stripe);
-        xp_inflight_set_phase(s->phase_before);
+            xp_inflight_leave(s->slot);
+        }
         return false;
     }
     /* One level: a handler inside a handler's call leaves the aside to the
@@ -100,7 +97,6 @@ bool xp_scope_enter_deeper(xp_scope *s)
 
 void xp_scope_leave_foreign(const xp_scope *s)
 {
-    xp_inflight_set_phase(s->phase_before);
     if (s->set_aside) {
         xp_thread *t = xp_self;
         xp_engine_last_copy_back(t->aside.last_copy);

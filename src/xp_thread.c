@@ -30,6 +30,13 @@ static void on_thread_exit(void *p)
      * (and sets the key again, so that one is handed back too). */
     if (xp_self == t)
         xp_self = NULL;
+    if (xp_inflight_self == &t->inflight)
+        xp_inflight_self = NULL;
+    /* A thread that ends inside a recorded call (cancelled, or exiting from
+     * a callback) leaves it counted in flight: the block is kept, so that
+     * exit counts the call. */
+    if (xp_inflight_busy(&t->inflight))
+        return;
     atomic_store_explicit(&t->in_use, false, memory_order_release);
 }
 
@@ -86,6 +93,11 @@ static xp_thread *map_new(void)
     return t;
 }
 
+xp_thread *xp_thread_blocks(void)
+{
+    return atomic_load_explicit(&blocks, memory_order_acquire);
+}
+
 xp_thread *xp_thread_attach(void)
 {
     xp_thread *t = claim();
@@ -111,6 +123,7 @@ static void after_fork_child(void)
     for (xp_thread *t = atomic_load_explicit(&blocks, memory_order_acquire); t; t = t->next)
         if (t != xp_self)
             atomic_store_explicit(&t->in_use, false, memory_order_relaxed);
+    /* (Their calls in flight are forgotten by xp_inflight_after_fork.) */
 }
 
 __attribute__((constructor)) static void xp_thread_load(void)

@@ -51,6 +51,9 @@ typedef struct xp_thread {
     /* xp_thread.c's: the list of every block, and whether a thread holds it. */
     struct xp_thread *next;
     atomic_bool in_use;
+    /* xp_inflight.c's: the thread's calls in flight (not cleared: zero
+     * whenever the block is handed back). */
+    xp_inflight_slot inflight;
     /* Each module's part; zero when a thread gets the block. */
     xp_where_memo where[XP_WHERE_MEMO];
     xp_range_memo ranges[XP_RANGE_MEMO];
@@ -78,6 +81,10 @@ extern __thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
  * only for keys past the first 32 (the preload's is created at load, before
  * the program's). */
 xp_thread *xp_thread_attach(void);
+
+/* Every block ever mapped (newest first, linked by next): blocks are never
+ * unmapped nor unlinked, so the list is walked without a lock. */
+xp_thread *xp_thread_blocks(void);
 
 static inline xp_thread *xp_thread_get(void)
 {
