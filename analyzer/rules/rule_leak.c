@@ -354,36 +354,50 @@ static int64_t xp_work_end(const struct xp_process *p)
     return end;
 }
 
-static int xp_cmp_i64(const void *a, const void *b)
+struct xp_block_event {
+    int64_t t;
+    uint32_t stack;
+};
+
+static int xp_by_event_time(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    const struct xp_block_event *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
 }
 
-/* The ends of the parts of the run for blocks: equal numbers of the
- * allocator's events (blocks taken and returned up to the end), not equal
- * times.  A PyTorch script spends seconds between its first tensors and
- * its loop (the model moved, the optimizer and the data set up, compiled
- * code warmed up), which in parts of equal time would leave the loop a few
- * of them; its tensors' events are its progress.  -1 out of memory. */
+/* The ends of the parts of the run for blocks: equal numbers of *turns* of
+ * the allocator's events, not equal times.  A turn is a run of consecutive
+ * events (blocks taken and returned up to the end) from one line: a loop's
+ * step takes and returns tensors at line after line, turn after turn, while
+ * a list of 2,000 tensors made in one comprehension is one turn, and so is
+ * the model's weights moved at start.  In parts of equal time, a script's
+ * seconds of set-up between its first tensors and its loop (the optimizer,
+ * the data, compiled code warming up) leave the loop a few parts; in parts
+ * of equal events, a burst of tensors at the end takes most of them.  Turns
+ * follow the program's progress through its loop.  -1 out of memory. */
 static int xp_windows_in_blocks(const struct xp_alloc *blocks, size_t n, struct xp_run run,
                                 int64_t ends[XP_LEAK_WINDOWS + 1])
 {
-    int64_t *t = malloc(2 * n * sizeof *t);
-    if (!t)
+    struct xp_block_event *ev = malloc(2 * n * sizeof *ev);
+    if (!ev)
         return -1;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        t[m++] = blocks[i].alloc_ns;
+        ev[m++] = (struct xp_block_event){blocks[i].alloc_ns, blocks[i].alloc_stack};
         if (blocks[i].free_ns >= 0)
-            t[m++] = blocks[i].free_ns;
+            ev[m++] = (struct xp_block_event){blocks[i].free_ns, blocks[i].free_stack};
     }
-    qsort(t, m, sizeof *t, xp_cmp_i64);
+    qsort(ev, m, sizeof *ev, xp_by_event_time);
+    /* The turns' first events, in place. */
+    size_t turns = 0;
+    for (size_t i = 0; i < m; i++)
+        if (i == 0 || ev[i].stack != ev[i - 1].stack)
+            ev[turns++] = ev[i];
     ends[0] = run.start;
     for (unsigned w = 1; w < XP_LEAK_WINDOWS; w++)
-        ends[w] = t[m * w / XP_LEAK_WINDOWS];
+        ends[w] = turns ? ev[turns * w / XP_LEAK_WINDOWS].t : run.end;
     ends[XP_LEAK_WINDOWS] = run.end;
-    free(t);
+    free(ev);
     return 0;
 }
 

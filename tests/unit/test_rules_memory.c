@@ -224,7 +224,7 @@ static void test_leak_pytorch_blocks(void **state)
         a[i] = alloc(0x60000000 + 0x200000 * i, 2 * MiB, (int64_t)i * 100 * MS, -1, 1);
     p.allocs = a;
     p.n_allocs = 10;
-    struct xp_alloc b[64];
+    struct xp_alloc b[200];
     size_t n = 0;
     b[n++] = alloc(0x60000000, 512 * 1024, 0, -1, 10);   /* the model: held, flat */
     for (size_t i = 0; i < 20; i++) {
@@ -272,10 +272,18 @@ static void test_leak_pytorch_blocks(void **state)
         b[n++] = alloc(0x70a00000 + 0x1000 * (i % 2), 4096, t, t + 2 * MS, 11);
         b[n++] = alloc(0x70b00000 + 0x200 * i, 512, t + MS, 1200 * MS, 12);
     }
+    /* And a list of 100 tensors made in one comprehension at the end, held:
+     * a burst, one turn of the allocator's events, not growth. */
+    for (size_t i = 0; i < 100; i++)
+        b[n++] = alloc(0x70c00000 + 0x200 * i, 512, 1000 * MS + (int64_t)i * 1000, -1, 13);
     p.n_blocks = n;
+    p.end_mono_ns = 1001 * MS;
     assert_int_equal(run(&r, "leak"), 2);
     assert_string_equal(text(at_site(&r, 12), "kind"), "growing");
     assert_int_equal(at_site(&r, 12)->count, 25);
+    for (size_t i = 0; i < r.n_findings; i++)
+        assert_int_not_equal(r.findings[i].stack_id, 13);
+    p.end_mono_ns = 1000 * MS;
     /* Without blocks the segments are all there is to show. */
     p.n_blocks = 0;
     run(&r, "leak");
