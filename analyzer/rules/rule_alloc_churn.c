@@ -80,21 +80,58 @@ static uint64_t xp_peak_live(const struct xp_process *p, const size_t *items, si
     return peak;
 }
 
+/* The copies an earlier rule reported (claimed), by destination then
+ * time: what xp_claimed_fills looks allocations up in. */
+struct xp_filled {
+    uint64_t dst;
+    int64_t at;
+};
+
+static int xp_by_dst_time(const void *a, const void *b)
+{
+    const struct xp_filled *x = a, *y = b;
+    if (x->dst != y->dst)
+        return (x->dst > y->dst) - (x->dst < y->dst);
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* *fills: the claimed copies, sorted (NULL and 0 when none).  -1 out of memory. */
+static int xp_claimed_copies(const struct xp_process *p, struct xp_filled **fills, size_t *n)
+{
+    *fills = NULL;
+    *n = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < p->n_copies; i++)
+        m += p->copies[i].claimed;
+    if (!m)
+        return 0;
+    if (!(*fills = malloc(m * sizeof **fills)))
+        return -1;
+    for (size_t i = 0; i < p->n_copies; i++)
+        if (p->copies[i].claimed)
+            (*fills)[(*n)++] = (struct xp_filled){p->copies[i].dst, p->copies[i].start_ns};
+    qsort(*fills, *n, sizeof **fills, xp_by_dst_time);
+    return 0;
+}
+
 /* How many of the site's freed allocations received, while they lived, a
- * copy an earlier rule reported (claimed). */
-static size_t xp_claimed_fills(const struct xp_process *p, const size_t *items, size_t n)
+ * claimed copy at their address (a buffer filled from its start: what a
+ * table re-sent into a fresh buffer is).  A binary search each. */
+static size_t xp_claimed_fills(const struct xp_process *p, const size_t *items, size_t n,
+                               const struct xp_filled *fills, size_t n_fills)
 {
     size_t filled = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < n && n_fills; j++) {
         const struct xp_alloc *a = &p->allocs[items[j]];
-        for (size_t i = 0; i < p->n_copies; i++) {
-            const struct xp_copy *c = &p->copies[i];
-            if (c->claimed && c->start_ns >= a->alloc_ns && c->start_ns <= a->free_ns &&
-                c->dst >= a->ptr && c->dst - a->ptr < (a->bytes ? a->bytes : 1)) {
-                filled++;
-                break;
-            }
+        size_t lo = 0, hi = n_fills;   /* the first at (ptr, alloc_ns) or after */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (fills[mid].dst < a->ptr || (fills[mid].dst == a->ptr && fills[mid].at < a->alloc_ns))
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        filled += lo < n_fills && fills[lo].dst == a->ptr && fills[lo].at <= a->free_ns;
     }
     return filled;
 }
@@ -105,6 +142,8 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
     xp_sites_init(&sites);
     size_t *site_of = NULL, *start = NULL, *order = NULL;
     int64_t *ev = NULL;
+    struct xp_filled *fills = NULL;
+    size_t n_fills = 0;
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
@@ -121,7 +160,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         s->aux |= UINT64_C(1) << (a->kind < 64 ? a->kind : 63);
     }
     if (!sites.n || !(site_of = malloc(p->n_allocs * sizeof *site_of)) ||
-        !(ev = malloc(2 * p->n_allocs * sizeof *ev)))
+        !(ev = malloc(2 * p->n_allocs * sizeof *ev)) || xp_claimed_copies(p, &fills, &n_fills) != 0)
         goto out;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
@@ -148,7 +187,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         }
         uint64_t peak = xp_peak_live(p, items, n, ev);
         if (windows * 2 < XP_CHURN_WINDOWS || peak * 4 > s->count ||
-            xp_claimed_fills(p, items, n) * 2 > n)
+            xp_claimed_fills(p, items, n, fills, n_fills) * 2 > n)
             continue;
         bool pinned = (s->aux & ((UINT64_C(1) << XP_AK_PINNED) | (UINT64_C(1) << XP_AK_REGISTERED))) != 0;
         uint32_t api = p->allocs[items[0]].api;
@@ -171,6 +210,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         xp_finding_text(f, "api", "%s", xp_process_api(p, api));
     }
 out:
+    free(fills);
     free(ev);
     free(site_of);
     free(start);
