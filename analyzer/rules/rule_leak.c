@@ -107,13 +107,19 @@ static bool xp_holds_memory(const struct xp_alloc *a)
     return a->kind != XP_AK_RESERVED && a->kind != XP_AK_MAPPED && a->kind != XP_AK_IPC;
 }
 
+/* The allocators whose blocks PyTorch reports (block_events): their
+ * segments' growth is told by the blocks (xp_is_pytorch_device_cache). */
+static const char xp_pytorch_cache[] = "PyTorch's caching allocator";
+static const char xp_vm_pool[] =
+    "a virtual-memory pool (cuMemCreate/cuMemMap, e.g. PyTorch's expandable segments)";
+
 /* Caching allocators by the frames that call CUDA for them: their segments
  * are held on purpose until the allocator is told to let go. */
 static const struct {
     const char *needle, *name;
 } xp_allocators[] = {
-    {"CUDACachingAllocator", "PyTorch's caching allocator"},
-    {"c10::cuda::", "PyTorch's caching allocator"},
+    {"CUDACachingAllocator", xp_pytorch_cache},
+    {"c10::cuda::", xp_pytorch_cache},
     /* Pinned host blocks behind .pin_memory() and DataLoader(pin_memory=True). */
     {"CachingHostAllocator", "PyTorch's pinned-memory cache"},
     {"CachingDeviceAllocator", "CUB's caching allocator"},
@@ -133,13 +139,13 @@ static const char *xp_allocator_of(const struct xp_process *p, uint32_t stack_id
                 if (strstr(names[k], xp_allocators[j].needle))
                     return xp_allocators[j].name;
         if (f->module && strncmp(f->module, "libc10_cuda", 11) == 0)
-            return "PyTorch's caching allocator";
+            return xp_pytorch_cache;
     }
     /* Physical memory for mapping into reserved address ranges (cuMemCreate)
      * is how pools that grow in place work, PyTorch's expandable segments
      * among them: a program does not do that for one buffer. */
     if (kinds == xp_kind_bit(XP_AK_PHYSICAL))
-        return "a virtual-memory pool (cuMemCreate/cuMemMap, e.g. PyTorch's expandable segments)";
+        return xp_vm_pool;
     return NULL;
 }
 
@@ -268,8 +274,7 @@ static void xp_cache_findings(struct xp_report *r, const struct xp_process *p,
 static bool xp_is_pytorch_device_cache(const char *allocator, uint64_t kinds)
 {
     return allocator != NULL && (kinds & xp_kind_bit(XP_AK_PINNED)) == 0 &&
-           (strcmp(allocator, "PyTorch's caching allocator") == 0 ||
-            strncmp(allocator, "a virtual-memory pool", 21) == 0);
+           (allocator == xp_pytorch_cache || allocator == xp_vm_pool);
 }
 
 /* One site: its allocations (all of them, in allocation order) decide whether
@@ -445,7 +450,7 @@ static void xp_leak_blocks(struct xp_report *r, const struct xp_process *p)
             "rising at the end",
             (unsigned long long)s->count, xp_bytes_str(s->bytes).s, rises, XP_LEAK_WINDOWS);
         xp_finding_text(f, "kind", "growing");
-        xp_finding_text(f, "allocator", "PyTorch's caching allocator");
+        xp_finding_text(f, "allocator", "%s", xp_pytorch_cache);
         xp_finding_num(f, "live_count", (int64_t)s->count);
         xp_finding_num(f, "rising_windows", (int64_t)rises);
         xp_finding_num(f, "windows", XP_LEAK_WINDOWS);
