@@ -50,36 +50,6 @@ static bool xp_churn_kind(const struct xp_process *p, const struct xp_alloc *a)
     return !(api && strstr(api, "Async"));
 }
 
-static int xp_by_time(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The most of a site's freed allocations live at once (allocations +1,
- * frees -1, a free before an allocation at the same time). */
-static uint64_t xp_peak_live(const struct xp_process *p, const size_t *items, size_t n, int64_t *ev)
-{
-    size_t m = 0;
-    for (size_t j = 0; j < n; j++) {
-        const struct xp_alloc *a = &p->allocs[items[j]];
-        if (a->free_ns < 0)
-            continue;
-        /* Times doubled, the low bit 1 for an allocation: frees sort first. */
-        ev[m++] = xp_add_sat(a->alloc_ns, a->alloc_ns) | 1;
-        ev[m++] = xp_add_sat(a->free_ns, a->free_ns) & ~(int64_t)1;
-    }
-    qsort(ev, m, sizeof *ev, xp_by_time);
-    uint64_t live = 0, peak = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (ev[i] & 1)
-            peak = ++live > peak ? live : peak;
-        else if (live)
-            live--;
-    }
-    return peak;
-}
-
 /* The copies an earlier rule reported (claimed), by destination then
  * time: what xp_claimed_fills looks allocations up in. */
 struct xp_filled {
@@ -141,7 +111,6 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
     struct xp_sites sites;
     xp_sites_init(&sites);
     size_t *site_of = NULL, *start = NULL, *order = NULL;
-    int64_t *ev = NULL;
     struct xp_filled *fills = NULL;
     size_t n_fills = 0;
     int64_t first = INT64_MAX, last = INT64_MIN;
@@ -160,7 +129,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         s->aux |= UINT64_C(1) << (a->kind < 64 ? a->kind : 63);
     }
     if (!sites.n || !(site_of = malloc(p->n_allocs * sizeof *site_of)) ||
-        !(ev = malloc(2 * p->n_allocs * sizeof *ev)) || xp_claimed_copies(p, &fills, &n_fills) != 0)
+        xp_claimed_copies(p, &fills, &n_fills) != 0)
         goto out;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
@@ -185,7 +154,11 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
             windows += !in[w];
             in[w] = true;
         }
-        uint64_t peak = xp_peak_live(p, items, n, ev);
+        /* (The site's items are its freed allocations.) */
+        int64_t live = xp_allocs_peak(p->allocs, items, n, false);
+        if (live < 0)
+            goto out;
+        uint64_t peak = (uint64_t)live;
         if (windows * 2 < XP_CHURN_WINDOWS || peak * 4 > s->count ||
             xp_claimed_fills(p, items, n, fills, n_fills) * 2 > n)
             continue;
@@ -211,7 +184,6 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
     }
 out:
     free(fills);
-    free(ev);
     free(site_of);
     free(start);
     free(order);

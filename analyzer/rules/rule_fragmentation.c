@@ -280,47 +280,6 @@ out:
     free(tree.n);
 }
 
-struct xp_block_event {
-    int64_t t;
-    int64_t bytes;   /* + taken, - returned */
-};
-
-static int xp_by_event_time(const void *a, const void *b)
-{
-    const struct xp_block_event *x = a, *y = b;
-    if (x->t != y->t)
-        return (x->t > y->t) - (x->t < y->t);
-    return (x->bytes > y->bytes) - (x->bytes < y->bytes);   /* returns first at a tie */
-}
-
-/* The most bytes PyTorch's blocks (tensors) held at once; -1 when no block
- * was recorded, or out of memory. */
-static int64_t xp_blocks_peak(const struct xp_process *p)
-{
-    if (p->n_blocks == 0)
-        return -1;
-    struct xp_block_event *ev = malloc(2 * p->n_blocks * sizeof *ev);
-    if (!ev)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_blocks; i++) {
-        const struct xp_alloc *b = &p->blocks[i];
-        int64_t bytes = b->bytes > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)b->bytes;
-        ev[n++] = (struct xp_block_event){b->alloc_ns, bytes};
-        if (b->free_ns >= 0)
-            ev[n++] = (struct xp_block_event){b->free_ns, -bytes};
-    }
-    qsort(ev, n, sizeof *ev, xp_by_event_time);
-    int64_t live = 0, peak = 0;
-    for (size_t i = 0; i < n; i++) {
-        live = xp_add_sat(live, ev[i].bytes);
-        if (live > peak)
-            peak = live;
-    }
-    free(ev);
-    return peak;
-}
-
 /* Big device allocations and not one device free in the whole run: how a
  * caching allocator looks from outside (its frees never reach CUDA).  With
  * PyTorch's blocks recorded, how much of its segments its tensors ever
@@ -343,7 +302,9 @@ static void xp_caching_allocator(struct xp_report *r, const struct xp_process *p
     }
     if (!segments)
         return;
-    int64_t peak = xp_blocks_peak(p);
+    /* The most bytes PyTorch's blocks (tensors) held at once (-1: none
+     * recorded, or out of memory). */
+    int64_t peak = p->n_blocks ? xp_allocs_peak(p->blocks, NULL, p->n_blocks, true) : -1;
     if (peak >= 0) {
         uint64_t unused = segment_bytes > (uint64_t)peak ? segment_bytes - (uint64_t)peak : 0;
         struct xp_finding *f = xp_report_add(

@@ -365,3 +365,42 @@ uint32_t *xp_copies_in_time(const struct xp_process *p,
     free(tmp);
     return out;
 }
+
+struct xp_live_event {
+    int64_t t;
+    int64_t delta;   /* + allocated, - freed */
+};
+
+static int xp_cmp_live_event(const void *a, const void *b)
+{
+    const struct xp_live_event *x = a, *y = b;
+    if (x->t != y->t)
+        return (x->t > y->t) - (x->t < y->t);
+    return (x->delta > y->delta) - (x->delta < y->delta);   /* frees first at a tie */
+}
+
+int64_t xp_allocs_peak(const struct xp_alloc *allocs, const size_t *items, size_t n, bool by_bytes)
+{
+    if (n == 0)
+        return 0;
+    struct xp_live_event *ev = malloc(2 * n * sizeof *ev);
+    if (!ev)
+        return -1;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        const struct xp_alloc *a = &allocs[items ? items[j] : j];
+        int64_t w = !by_bytes ? 1 : a->bytes > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)a->bytes;
+        ev[m++] = (struct xp_live_event){a->alloc_ns, w};
+        if (a->free_ns >= 0)
+            ev[m++] = (struct xp_live_event){a->free_ns, -w};
+    }
+    qsort(ev, m, sizeof *ev, xp_cmp_live_event);
+    int64_t live = 0, peak = 0;
+    for (size_t i = 0; i < m; i++) {
+        live = xp_add_sat(live, ev[i].delta);
+        if (live > peak)
+            peak = live;
+    }
+    free(ev);
+    return peak;
+}

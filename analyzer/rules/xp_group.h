@@ -61,6 +61,12 @@ int xp_sites_of_copies(struct xp_sites *s, const struct xp_process *p, bool with
  * -1 when out of memory (nothing to free then). */
 int xp_sites_bucket(size_t nsites, const size_t *site_of, size_t nitems, size_t **start, size_t **order);
 
+/* The most of allocs[items[0..n)] (of allocs[0..n) when items is NULL) live
+ * at once, in bytes when by_bytes, else in allocations: a free at the same
+ * moment as an allocation comes first, one never freed (free_ns < 0) stays
+ * live.  -1 out of memory. */
+int64_t xp_allocs_peak(const struct xp_alloc *allocs, const size_t *items, size_t n, bool by_bytes);
+
 /* A number as people read it, for messages: "48.0 MiB", "340 ms". */
 struct xp_numstr {
     char s[32];
