@@ -30,7 +30,10 @@ int xp_load_blocks(sqlite3 *db, struct xp_process *p)
     if (!has)
         return SQLITE_OK;
     /* By address, then in the allocator's order (the index's): a block's
-     * return is the next event at its address. */
+     * return is the next event at its address, the pairing the blocks view
+     * makes (src/xp_schema.c).  Not read through the view: its subquery per
+     * block made a report of 200,000 blocks take 0.49 s and 167 MB instead
+     * of 0.17 s and 46 MB. */
     rc = sqlite3_prepare_v2(db, "SELECT op, device, ptr, bytes, time_ns, stack, allocator "
                                 "FROM block_rows ORDER BY allocator, device, ptr, id",
                             -1, &st, NULL);
