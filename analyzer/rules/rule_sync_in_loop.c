@@ -329,7 +329,8 @@ static int xp_walk_stalls(struct xp_tracks *T, const struct xp_process *p, const
         size_t k = xp_track_of(T, c, false);   /* found: every plain track exists */
         if (xp_episode(&T->v[k], c))
             cnt[k]++;
-        fresh[k] += xp_new_content(T, p, c);
+        if (count)   /* (the first walk only notes which sites come between) */
+            fresh[k] += xp_new_content(T, p, c);
         if (!xp_blocking_copy(c, th) || !xp_is_judged(J, c->cs->stack_id))
             continue;
         size_t b = xp_track_of(T, c, true);
