@@ -12,6 +12,10 @@
  * without SQLite's own mutex); different handles may be used concurrently. */
 typedef struct xp_ingest xp_ingest;
 
+/* The PRAGMAs every ingest connection runs after opening (why each: in
+ * xp_ingest_db.c); shared with bench/bench_sqlite_floor.c. */
+extern const char xp_ingest_pragmas[];
+
 /* Opens or creates the database and its schema.  An existing file that is
  * not an xferprof database, or is newer than this build, or is corrupt, is
  * refused with a one-line reason in err.  Returns 0 or -1. */

@@ -172,6 +172,25 @@ static const char *xp_many_sql(char *buf, size_t len, int one, unsigned cols)
     return buf;
 }
 
+/* WAL with synchronous=NORMAL: a process killed at any point (the
+ * profiled program, or recover) leaves a consistent database, whose last
+ * transactions a power cut could lose (never corrupt).  Losing them is
+ * no worse than what such a cut does to the journal, which is not synced
+ * either; and until a transaction commits its records are still in the
+ * journal, where recover finds them. */
+/* The WAL is kept small: checkpointed once it holds 256 pages (1 MiB;
+ * SQLite's default is 1000) and its file cut back to 1 MiB when it
+ * starts over.  A large WAL is room the database file needs to grow
+ * into: on a disk that fills up, the closing checkpoint then found none
+ * and left the database and its WAL side by side.  Measured: the same
+ * instructions per record (make_db -n 200000, xferprof recover). */
+const char xp_ingest_pragmas[] = "PRAGMA journal_mode = WAL;"
+                                "PRAGMA wal_autocheckpoint = 256;"
+                                "PRAGMA journal_size_limit = 1048576;"
+                                "PRAGMA synchronous = NORMAL;"
+                                "PRAGMA cache_size = -16384;"
+                                "PRAGMA temp_store = MEMORY;";
+
 /*
  * Descriptors.  Programs close every descriptor >= 3 (daemons, close_range,
  * launchers) and open their own files, which then get the numbers SQLite
@@ -226,25 +245,7 @@ int xp_ig_attach(xp_ingest *ig, unsigned reserve)
         ig->failed = true;
         return -1;
     }
-    /* WAL with synchronous=NORMAL: a process killed at any point (the
-     * profiled program, or recover) leaves a consistent database, whose last
-     * transactions a power cut could lose (never corrupt).  Losing them is
-     * no worse than what such a cut does to the journal, which is not synced
-     * either; and until a transaction commits its records are still in the
-     * journal, where recover finds them. */
-    /* The WAL is kept small: checkpointed once it holds 256 pages (1 MiB;
-     * SQLite's default is 1000) and its file cut back to 1 MiB when it
-     * starts over.  A large WAL is room the database file needs to grow
-     * into: on a disk that fills up, the closing checkpoint then found none
-     * and left the database and its WAL side by side.  Measured: the same
-     * instructions per record (make_db -n 200000, xferprof recover). */
-    static const char pragmas[] = "PRAGMA journal_mode = WAL;"
-                                  "PRAGMA wal_autocheckpoint = 256;"
-                                  "PRAGMA journal_size_limit = 1048576;"
-                                  "PRAGMA synchronous = NORMAL;"
-                                  "PRAGMA cache_size = -16384;"
-                                  "PRAGMA temp_store = MEMORY;";
-    if (sqlite3_exec(ig->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(ig->db, xp_ingest_pragmas, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     for (int i = 0; i < S_COUNT; i++) {
         char many[XP_ROW_BATCH * XP_ROW_COLS * 8 + 256];

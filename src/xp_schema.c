@@ -783,12 +783,7 @@ int xp_db_open_write(const char *path, sqlite3 **out, char *err, size_t errlen)
         set_err(err, errlen, path, "not a regular file");
         return -1;
     }
-    /* NOFOLLOW: a writer never writes through a symbolic link planted where
-     * its database goes (SQLite opens its -wal and -shm that way too). */
-    int rc = open_checked(path,
-                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
-                              SQLITE_OPEN_NOFOLLOW,
-                          &db, err, errlen);
+    int rc = open_checked(path, XP_DB_WRITE_FLAGS, &db, err, errlen);
     if (rc < 0)
         return -1;
     char why[256] = "";

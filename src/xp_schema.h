@@ -47,6 +47,14 @@ int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen);
  * (OUT) set. */
 int xp_schema_add_apis(sqlite3 *db, char *err, size_t errlen);
 
+/* How a writer opens the database: without SQLite's per-connection mutex
+ * (a connection is used by one thread at a time; with it every bind and
+ * step takes a lock), and never through a symbolic link planted where the
+ * database goes (SQLite opens its -wal and -shm that way too).  Shared with
+ * bench/bench_sqlite_floor.c, whose floor is only fair with the same flags. */
+#define XP_DB_WRITE_FLAGS                                                                       \
+    (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW)
+
 /* Opens or creates a database for writing (ingest): creates the file and
  * the schema if missing or empty, refuses anything xp_schema_check refuses.
  * Returns 0 with the connection in *out (OUT), or -1 with "PATH: reason" in
