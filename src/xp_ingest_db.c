@@ -257,6 +257,8 @@ int xp_ig_attach(xp_ingest *ig, unsigned reserve)
                                NULL) != SQLITE_OK)
             goto fail;
     }
+    xp_ig_bound_reset(&ig->copies);
+    xp_ig_bound_reset(&ig->syncs);
     /* The version is per connection, and another process may have written
      * since the last call: the caches start again. */
     ig->data_version = xp_ig_data_version(ig);

@@ -68,6 +68,11 @@ typedef struct row_buf {
     unsigned cols, n;
     sqlite3_int64 v[XP_ROW_BATCH * XP_ROW_COLS];
     uint16_t null[XP_ROW_BATCH]; /* per row, bit c: column c is NULL (v ignored) */
+    /* What the parameters of each row of `many` (and of `one`: the entry
+     * past XP_ROW_BATCH) hold now, as v and null do: a binding outlives
+     * sqlite3_reset, so a flush binds only what differs (xp_ig_flush).  All
+     * NULL after each prepare (xp_ig_bound_reset), as SQLite's are. */
+    uint16_t bound_null[XP_ROW_BATCH + 1];
 } row_buf;
 _Static_assert(XP_ROW_COLS <= 16, "row_buf.null has a bit per column");
 
@@ -166,5 +171,7 @@ int xp_ig_load_progress(xp_ingest *ig, xp_journal_reader *r);
 int xp_ig_store(xp_ingest *ig, const xp_rec_header *h);
 /* Inserts the rows waiting in b. */
 int xp_ig_flush(xp_ingest *ig, row_buf *b);
+/* Says that b's statements were just prepared: every parameter NULL. */
+void xp_ig_bound_reset(row_buf *b);
 
 #endif
