@@ -40,8 +40,8 @@ static int xp_on_record(void *user, const xp_rec_header *h, uint64_t chunk, uint
     }
     if (xp_ig_store(ig, h) != 0 || xp_ig_mark(ig, chunk, offset + h->size) != 0)
         return 1;
-    if (ig->progress && (++ig->progress_records & 4095) == 0)
-        ig->progress(ig->progress_user, ig->progress_records,
+    if ((++ig->records_read & 4095) == 0 && ig->progress)
+        ig->progress(ig->progress_user, ig->records_read,
                      XP_JOURNAL_HEADER_SIZE + chunk * XP_CHUNK_SIZE + offset + h->size);
     if (++ig->txn_records >= XP_INGEST_BATCH && xp_ig_commit(ig) != 0)
         return 1;
@@ -294,14 +294,22 @@ void xp_ingest_close(xp_ingest *ig)
 
 int xp_recover(const char *db_path, bool *did, char *err, size_t errlen)
 {
-    return xp_recover_progress(db_path, did, NULL, NULL, err, errlen);
+    return xp_recover_counted(db_path, did, NULL, NULL, NULL, err, errlen);
 }
 
 int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
                         void *user, char *err, size_t errlen)
 {
+    return xp_recover_counted(db_path, did, progress, user, NULL, err, errlen);
+}
+
+int xp_recover_counted(const char *db_path, bool *did, xp_recover_progress_fn progress,
+                       void *user, uint64_t *records, char *err, size_t errlen)
+{
     struct stat sb;
     *did = false;
+    if (records != NULL)
+        *records = 0;
     size_t n = strlen(db_path);
     char *jpath = malloc(n + sizeof XP_JOURNAL_SUFFIX);
     if (jpath == NULL) {
@@ -345,6 +353,8 @@ int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn p
         xp_copy_err(ig, err, errlen);
         goto out;
     }
+    if (records != NULL)
+        *records = ig->records_read;
     xp_ingest_close(ig);
     ig = NULL;
     xp_journal_reader_close(r);

@@ -64,4 +64,10 @@ typedef void (*xp_recover_progress_fn)(void *user, uint64_t records, uint64_t by
 int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
                         void *user, char *err, size_t errlen);
 
+/* xp_recover_progress (progress may be NULL), and *records (OUT, may be
+ * NULL): the records this recovery took from the journal (stored, or
+ * counted in records_lost), not those an earlier pass had stored already. */
+int xp_recover_counted(const char *db_path, bool *did, xp_recover_progress_fn progress,
+                       void *user, uint64_t *records, char *err, size_t errlen);
+
 #endif

@@ -113,7 +113,8 @@ struct xp_ingest {
 
     xp_recover_progress_fn progress; /* NULL but in a recovery that shows progress */
     void *progress_user;
-    uint64_t progress_records;       /* records stored since the hook was set */
+    uint64_t records_read;           /* records the passes took from the journal (stored
+                                        or counted lost), over the handle's life */
 
     site_slot sites[SITE_CACHE];
     stack_slot stacks[STACK_CACHE];

@@ -441,6 +441,99 @@ static void test_bad_databases(void **state)
     assert_true(exists(f->jpath));
 }
 
+/* Copy i (bytes i + 1) whose nullable columns are NULL or not by patterns
+ * that do not line up with the rows of a multi-row statement, and one in 11
+ * failed (its error row needs its id: the rows before it are flushed then). */
+static void put_patterned_copy(xp_journal *j, uint64_t i)
+{
+    xp_rec_copy *r = jw_reserve(j, XP_REC_COPY, XP_API_cudaMemcpy, sizeof *r, 4242);
+    jw_call(&r->c, START_MONO + 1000 * i, 1500, 0, i % 11 == 10 ? 1 : 0, 0);
+    r->src = 0x7f0000000000ull;
+    r->dst = 0x7f8000000000ull;
+    r->bytes = i + 1;
+    r->direction = XP_DIR_H2D;
+    r->kind = 1;
+    r->nvtx_range = i % 3 == 0 ? i + 1 : 0;
+    r->fingerprint = i % 5 == 0 ? 0 : i;
+    r->fingerprint_kind = i % 5 == 0 ? 0 : XP_FP_SAMPLED;
+    r->full_fingerprint = i % 7 == 0 ? i + 1 : 0;
+    r->graph_node = i % 2 == 0 ? i + 1 : 0;
+    xp_journal_commit(r);
+}
+
+/* A NULL is bound only where the parameter held a value (bindings outlive
+ * sqlite3_reset, and statements are prepared again at each pass): every
+ * cell must still be the record's, whichever row of which statement (32 at
+ * once, or one at a time) it went through. */
+static void test_null_cells(void **state)
+{
+    fixture *f = *state;
+    char err[512];
+    xp_journal *j = jw_create(f->jpath, 1);
+    xp_ingest *ig = NULL;
+    xp_journal_reader *r = NULL;
+    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
+    assert_int_equal(xp_journal_open(f->jpath, &r, err, sizeof err), 0);
+    uint64_t n = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        for (uint64_t end = n + 1000 + 37 * (uint64_t)pass; n < end; n++)
+            put_patterned_copy(j, n);
+        assert_int_equal(xp_ingest_pass(ig, r, pass == 2, err, sizeof err), 0);
+    }
+    xp_journal_close(j);
+    xp_ingest_close(ig);
+    xp_journal_reader_close(r);
+    sqlite3 *db = db_open(f->db);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copy_rows", -1), (long long)n);
+    /* Each cell as put_patterned_copy made it (i = bytes - 1). */
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copy_rows WHERE "
+                               "nvtx_range IS NOT iif((bytes - 1) % 3 = 0, bytes, NULL) OR "
+                               "fingerprint IS NOT iif((bytes - 1) % 5 = 0, NULL, bytes - 1) OR "
+                               "fp_kind IS NOT iif((bytes - 1) % 5 = 0, NULL, 2) OR "
+                               "full_fp IS NOT iif((bytes - 1) % 7 = 0, bytes, NULL) OR "
+                               "graph_node IS NOT iif((bytes - 1) % 2 = 0, bytes, NULL) OR "
+                               "launch_stack IS NOT NULL OR kernel_seq IS NOT 0",
+                     -1),
+                     0);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM error_rows e JOIN copy_rows c "
+                               "ON c.id = e.copy_id WHERE (c.bytes - 1) % 11 = 10",
+                     -1),
+                     (long long)(n / 11));
+    sqlite3_close(db);
+}
+
+/* `xferprof recover` says how many records it stored: the count comes from
+ * the recovery's own pass, so records an earlier pass stored are not in it. */
+static void test_recover_count(void **state)
+{
+    fixture *f = *state;
+    char err[512];
+    xp_journal *j = jw_create(f->jpath, 1);
+    xp_ingest *ig = NULL;
+    xp_journal_reader *r = NULL;
+    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
+    assert_int_equal(xp_journal_open(f->jpath, &r, err, sizeof err), 0);
+    uint64_t n = 0;
+    for (; n < 700; n++)
+        put_simple_copy(j, n);
+    assert_int_equal(xp_ingest_pass(ig, r, false, err, sizeof err), 0);
+    xp_ingest_close(ig);
+    xp_journal_reader_close(r);
+    for (; n < 1000; n++)
+        put_simple_copy(j, n);
+    put_sync(j, XP_API_cudaStreamSynchronize, 0, START_MONO + 1, 0, 0);
+    xp_journal_close(j);
+    bool did = false;
+    uint64_t records = 0;
+    if (xp_recover_counted(f->db, &did, NULL, NULL, &records, err, sizeof err) != 0)
+        fail_msg("recover: %s", err);
+    assert_true(did);
+    assert_int_equal(records, 301);
+    sqlite3 *db = db_open(f->db);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies", -1), 1000);
+    sqlite3_close(db);
+}
+
 static void test_recover_edges(void **state)
 {
     fixture *f = *state;
@@ -509,6 +602,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_and_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_databases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_edges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_null_cells, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recover_count, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
