@@ -127,8 +127,8 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
         snprintf(err, errlen, "%s: out of memory", db_path);
         return -1;
     }
-    ig->copies = (row_buf){.one = S_COPY, .many = S_COPY_MANY, .cols = 13};
-    ig->syncs = (row_buf){.one = S_SYNC, .many = S_SYNC_MANY, .cols = 7};
+    ig->copies = (row_buf){.insert = S_COPY, .cols = 13};
+    ig->syncs = (row_buf){.insert = S_SYNC, .cols = 7};
     /* Created and checked now, so that a bad path shows at start-up. */
     if (xp_ig_attach(ig, 0) != 0) {
         xp_copy_err(ig, err, errlen);

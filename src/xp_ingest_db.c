@@ -2,7 +2,6 @@
  * descriptors watched, its statements prepared. */
 #include "xp_ingest_int.h"
 
-#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,14 +17,16 @@ static const char *const sql_text[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
+    /* Every row waiting in ig->copies (ig->syncs), columns in this order: see
+     * xp_ingest_vtab.c. */
     [S_COPY] = "INSERT INTO copy_rows(site, bytes, src, dst, start_ns, dur_ns, kernel_seq, "
                "fingerprint, fp_kind, nvtx_range, full_fp, graph_node, launch_stack) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+               "SELECT * FROM xp_copy_buf",
     [S_MEMSET] = "INSERT INTO memset_rows(site, bytes, dst, value, kernel_seq, start_ns, dur_ns, "
                  "nvtx_range, graph_node, launch_stack) "
                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [S_SYNC] = "INSERT INTO sync_rows(site, start_ns, dur_ns, nvtx_range, copy_start_ns, "
-               "fingerprint, fp_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+               "fingerprint, fp_kind) SELECT * FROM xp_sync_buf",
     [S_SITE_FIND] = "SELECT id FROM call_sites WHERE api = ?1 AND status = ?2 AND device = ?3 "
                     "AND tid = ?4 AND stream = ?5 AND stack IS ?6 AND direction = ?7 "
                     "AND host_mem = ?8 AND blocking = ?9 AND kind = ?10",
@@ -157,21 +158,6 @@ long long xp_ig_data_version(xp_ingest *ig)
 
 /* ---- the connection ------------------------------------------------------ */
 
-/* The one-row statement `one` extended to XP_ROW_BATCH rows of `cols`
- * parameters: "INSERT ... VALUES (?1, ...), (?7, ...), ...". */
-static const char *xp_many_sql(char *buf, size_t len, int one, unsigned cols)
-{
-    const char *values = strstr(sql_text[one], "VALUES");
-    size_t n = (size_t)(values - sql_text[one]) + 7;
-    memcpy(buf, sql_text[one], n);
-    for (unsigned r = 0; r < XP_ROW_BATCH; r++)
-        for (unsigned c = 0; c < cols; c++)
-            n += (size_t)snprintf(buf + n, len - n, "%s?%u%s", c == 0 ? (r ? ", (" : "(") : ", ",
-                                  r * cols + c + 1, c == cols - 1 ? ")" : "");
-    assert(n < len);          /* the caller's buffer is sized for XP_ROW_COLS columns */
-    return buf;
-}
-
 /* WAL with synchronous=NORMAL: a process killed at any point (the
  * profiled program, or recover) leaves a consistent database, whose last
  * transactions a power cut could lose (never corrupt).  Losing them is
@@ -247,18 +233,12 @@ int xp_ig_attach(xp_ingest *ig, unsigned reserve)
     }
     if (sqlite3_exec(ig->db, xp_ingest_pragmas, NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
-    for (int i = 0; i < S_COUNT; i++) {
-        char many[XP_ROW_BATCH * XP_ROW_COLS * 8 + 256];
-        const char *text = sql_text[i];
-        if (i == S_COPY_MANY || i == S_SYNC_MANY)
-            text = xp_many_sql(many, sizeof many, i == S_COPY_MANY ? S_COPY : S_SYNC,
-                               i == S_COPY_MANY ? ig->copies.cols : ig->syncs.cols);
-        if (sqlite3_prepare_v3(ig->db, text, -1, SQLITE_PREPARE_PERSISTENT, &ig->st[i],
+    if (xp_ig_rows_module(ig) != 0)
+        goto fail;
+    for (int i = 0; i < S_COUNT; i++)
+        if (sqlite3_prepare_v3(ig->db, sql_text[i], -1, SQLITE_PREPARE_PERSISTENT, &ig->st[i],
                                NULL) != SQLITE_OK)
             goto fail;
-    }
-    xp_ig_bound_reset(&ig->copies);
-    xp_ig_bound_reset(&ig->syncs);
     /* The version is per connection, and another process may have written
      * since the last call: the caches start again. */
     ig->data_version = xp_ig_data_version(ig);

@@ -25,10 +25,17 @@
 #define SITE_CACHE 4096
 #define STACK_CACHE 2048
 
-/* Copies and syncs are inserted XP_ROW_BATCH rows per statement: most of
- * an insert's cost is the statement's own (cursors opened and closed, the
- * last rowid looked up), not the row's. */
-#define XP_ROW_BATCH 32
+/* Copies and syncs wait in a row_buf and are inserted XP_ROW_BATCH rows at a
+ * time by one INSERT ... SELECT from a virtual table over the buffer
+ * (xp_ingest_vtab.c): most of an insert's cost is the statement's own
+ * (cursors opened and closed, the last rowid looked up), not the row's, and
+ * SQLite reads the values through xColumn instead of a sqlite3_bind_* call
+ * each.  Measured (callgrind, xferprof recover of 1,001,028 records):
+ * 5,117 instructions per record with 32-row INSERT ... VALUES, 4,833 with
+ * this at 32 rows, 4,523 at 256, 4,472 at 1,024 (docs/performance.md).  The
+ * statement's text no longer grows with the batch, so a connection opened
+ * for each pass pays nothing more to prepare it. */
+#define XP_ROW_BATCH 256
 #define XP_ROW_COLS 13            /* the most columns of a buffered row (copies) */
 
 /* What call_sites interns: everything about a call that tends to repeat. */
@@ -58,21 +65,15 @@ enum {
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
     S_NVTX_NAME, S_NVTX_RANGE, S_NVTX_END, S_PYCODE, S_GRAPH_NODE, S_BLOCK,
     S_CORRUPT_GET, S_CORRUPT_ADD, S_CORRUPT_REASON,
-    S_COPY_MANY, S_SYNC_MANY,   /* XP_ROW_BATCH rows at once, text made at open */
     S_COUNT
 };
 
 /* Rows waiting for a multi-row insert; always flushed before a commit. */
 typedef struct row_buf {
-    int one, many;            /* statements inserting one row, XP_ROW_BATCH rows */
+    int insert;               /* the statement inserting every row waiting */
     unsigned cols, n;
     sqlite3_int64 v[XP_ROW_BATCH * XP_ROW_COLS];
     uint16_t null[XP_ROW_BATCH]; /* per row, bit c: column c is NULL (v ignored) */
-    /* What the parameters of each row of `many` (and of `one`: the entry
-     * past XP_ROW_BATCH) hold now, as v and null do: a binding outlives
-     * sqlite3_reset, so a flush binds only what differs (xp_ig_flush).  All
-     * NULL after each prepare (xp_ig_bound_reset), as SQLite's are. */
-    uint16_t bound_null[XP_ROW_BATCH + 1];
 } row_buf;
 _Static_assert(XP_ROW_COLS <= 16, "row_buf.null has a bit per column");
 
@@ -172,7 +173,8 @@ int xp_ig_load_progress(xp_ingest *ig, xp_journal_reader *r);
 int xp_ig_store(xp_ingest *ig, const xp_rec_header *h);
 /* Inserts the rows waiting in b. */
 int xp_ig_flush(xp_ingest *ig, row_buf *b);
-/* Says that b's statements were just prepared: every parameter NULL. */
-void xp_ig_bound_reset(row_buf *b);
+/* Registers the virtual tables xp_copy_buf and xp_sync_buf (the rows
+ * waiting in ig->copies, ig->syncs) on the connection.  0 or -1. */
+int xp_ig_rows_module(xp_ingest *ig);
 
 #endif

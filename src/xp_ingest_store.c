@@ -14,49 +14,14 @@
 
 /* ---- rows inserted many at a time ---------------------------------------- */
 
-/* Binds row r of b to the parameters of statement s from `first` (1-based)
- * on, where slot `slot` of b->bound_null says what they hold: a NULL
- * already bound is not bound again (a column that is NULL in every row,
- * as most graph_node and full_fp are, then costs nothing per row). */
-static void xp_bind_row(sqlite3_stmt *s, int first, row_buf *b, unsigned r, unsigned slot)
-{
-    const sqlite3_int64 *v = &b->v[r * b->cols];
-    unsigned nulls = b->null[r], was = b->bound_null[slot];
-    for (unsigned c = 0; c < b->cols; c++) {
-        unsigned bit = 1u << c;
-        if (!(nulls & bit))
-            sqlite3_bind_int64(s, first + (int)c, v[c]);
-        else if (!(was & bit))
-            sqlite3_bind_null(s, first + (int)c);
-    }
-    b->bound_null[slot] = (uint16_t)nulls;
-}
-
-void xp_ig_bound_reset(row_buf *b)
-{
-    memset(b->bound_null, 0xff, sizeof b->bound_null);
-}
-
 /* Inserts the rows waiting in b.  Returns 0 or -1. */
 int xp_ig_flush(xp_ingest *ig, row_buf *b)
 {
-    if (b->n == XP_ROW_BATCH) {
-        sqlite3_stmt *s = ig->st[b->many];
-        for (unsigned r = 0; r < XP_ROW_BATCH; r++)
-            xp_bind_row(s, (int)(r * b->cols) + 1, b, r, r);
-        b->n = 0;
-        return xp_ig_run(ig, b->many);
-    }
-    sqlite3_stmt *s = ig->st[b->one];
-    for (unsigned r = 0; r < b->n; r++) {
-        xp_bind_row(s, 1, b, r, XP_ROW_BATCH);
-        if (xp_ig_run(ig, b->one) != 0) {
-            b->n = 0;
-            return -1;
-        }
-    }
+    if (b->n == 0)
+        return 0;
+    int rc = xp_ig_run(ig, b->insert);
     b->n = 0;
-    return 0;
+    return rc;
 }
 
 /* Where the next row of b goes (flushing a full buffer first), or NULL.
