@@ -1,5 +1,4 @@
-/* xp_journal_int.h: the journal writer's state, shared by its two files (xp_journal_writer.c:
- * chunks and records; xp_journal_space.c: the file's growth and the pages made ready ahead). */
+/* xp_journal_int.h: the journal writer's state, shared by xp_journal_writer.c and _space.c. */
 #ifndef XP_JOURNAL_INT_H
 #define XP_JOURNAL_INT_H
 
@@ -46,7 +45,7 @@ struct xp_journal {
     xp_journal_hot hot;            /* gen: unique per journal object; live_gen: gen, in a
                                       page zeroed in fork children (see "fork" in
                                       xp_journal_writer.c) */
-    xp_file_id id;                 /* the file we created (see "Descriptors" in xp_journal_space.c) */
+    xp_file_id id;                 /* the file we created ("Descriptors", xp_journal_space.c) */
     size_t page;
     size_t stride;                 /* bytes between chunk slots in a window */
     size_t window_len;             /* XP_WINDOW_CHUNKS * stride */

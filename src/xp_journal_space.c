@@ -1,4 +1,4 @@
-/* xp_journal_space.c: room for the journal's writers: the file grown and mapped, the backlog bound, pages populated ahead. */
+/* xp_journal_space.c: room ahead of the journal's writers: growth, backlog bound, populated pages. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
