@@ -317,6 +317,7 @@ static int start(void)
     xp_inflight_start();
 
     xp_sess.thread_started = spawn_quiet(&xp_sess.thread, NULL, ingest_main, NULL);
+    xp_journal_start_populator(xp_sess.journal, spawn_quiet);
     /* With an ingest running, a burst of records faster than it waits for
      * it rather than growing the journal without bound (issue 15). */
     if (xp_sess.thread_started)
@@ -624,6 +625,7 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     int saved = errno;
     xp_depth++;
     xp_inflight_close();
+    xp_journal_stop_populator(xp_sess.journal);
     /* The ingest thread is stopping: no one is left to give blocks back. */
     xp_journal_set_backlog(xp_sess.journal, 0);
     if (xp_sess.thread_started) {

@@ -2,6 +2,7 @@
 #ifndef XP_JOURNAL_H
 #define XP_JOURNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +124,25 @@ bool xp_journal_backlogged(xp_journal *j);
 /* Growths that found the backlog over its bound and waited it out to the
  * limit (grew anyway). */
 uint64_t xp_journal_backlog_overruns(const xp_journal *j);
+
+/* How the caller makes its background threads (the preload's: every signal
+ * blocked); true if the thread was made. */
+typedef bool (*xp_spawn_fn)(pthread_t *thread, const pthread_attr_t *attr,
+                            void *(*fn)(void *), void *arg);
+
+/* Starts the populator (issue 15): a detached thread, made by spawn, that
+ * keeps the next few chunks in the file and their pages populated before a
+ * writer takes them, so that the threads that record never populate pages
+ * themselves while it keeps up (without it, or when it is behind, they do).
+ * Chunks it grows the file for count against the backlog's bound like any.
+ * Returns whether it runs. */
+bool xp_journal_start_populator(xp_journal *j, xp_spawn_fn spawn);
+
+/* At exit: writes meta journal_chunks (chunks taken) and
+ * journal_chunks_populated_by_writers (how many of them the thread that took
+ * them had to populate itself), and tells the populator to stop, without
+ * waiting for it (exit must not): it leaves within one chunk's work. */
+void xp_journal_stop_populator(xp_journal *j);
 
 /* In a child after fork(): forget the parent's journal without touching its
  * mappings' contents (the parent still writes there) and without freeing

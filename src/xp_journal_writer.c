@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include "xp_checksum.h"
-#include "xp_fds.h"
-#include "xp_journal.h"
+#include "xp_journal_int.h"
 
 /*
  * Layout in memory.  Chunks are mapped one by one (MAP_SHARED, MAP_FIXED) when
@@ -54,84 +53,13 @@
  * this, 4,000 short-lived threads making one copy each took 4,000 chunks:
  * a 1 GiB journal for 4,000 records (issue 14 item 5).
  *
- * Disk space.  The file grows in steps of several chunks under grow_lock.
- * Blocks are reserved with fallocate(FALLOC_FL_KEEP_SIZE) before ftruncate
- * makes them visible, because a store into a mapped hole on a full disk
- * kills the program with SIGBUS; where the file system has no fallocate the
- * growth is best effort (plain ftruncate).  ENOSPC, EDQUOT and a file size
- * limit make the reservation fail: the record is counted as lost.
- *
- * Descriptors.  None is held between uses: programs close every descriptor
- * >= 3 (daemons, close_range, launchers) and open their own files in their
- * place, and a descriptor kept here would then be the program's file, which
- * growth would extend and the next chunk's mapping would write into (issue
- * 14 item 7).  The file is created with O_EXCL | O_NOFOLLOW (a symlink or a
- * file planted at the path is refused, never followed or truncated: item
- * 11), its identity (st_dev, st_ino) is kept, and growth opens it again by
- * path with O_NOFOLLOW, checks it is still that file, extends it, maps the
- * new chunks and closes it.  Taking a chunk needs no descriptor at all.  The
- * mappings keep the inode alive, so its number cannot be reused by another
- * file while we run.  Growth also leaves XP_FD_RESERVE_GROW descriptors free
- * for the program (item 18): nearer the limit than that, records are lost
- * and counted (reason: the descriptor limit) rather than the program's own
- * open() failing for us.  What is not covered: another thread of the
- * program closing descriptors in the microseconds between our open and our
- * close (the number could then be reused under us).
+ * The file's growth, its descriptors, the backlog bound and the populator
+ * that faults chunks in before writers take them: xp_journal_space.c.
  */
 
-enum {
-    XP_WINDOW_CHUNKS = 256,        /* 64 MiB of address space per window */
-    XP_WINDOW_SLOTS = 16384,       /* 4M chunks: a 1 TiB journal at most */
-    XP_GROW_MIN = 8,               /* chunks per growth step: 2 MiB ... */
-    XP_GROW_MAX = 64,              /* ... to 16 MiB, a quarter of the file between */
-    /* Descriptors left to the program when growth takes one for a few
-     * microseconds: fewer than XP_FD_RESERVE, because failing here loses
-     * records where a skipped ingest pass only delays them. */
-    XP_FD_RESERVE_GROW = 4,
-    XP_SPARE_SLOTS = 64,           /* rests of chunks of ended threads kept for others */
-    XP_SPARE_MIN = 4096,           /* a rest smaller than this is not worth keeping */
-};
-#define XP_MAX_CHUNKS ((uint64_t)XP_WINDOW_CHUNKS * XP_WINDOW_SLOTS)
 /* After the journal failed to grow, reservations that need a new chunk fail
  * at once for this long, instead of each trying the file system again. */
 #define XP_RETRY_NS 100000000ull
-
-struct xp_journal {
-    xp_journal_hot hot;            /* gen: unique per journal object; live_gen: gen, in a
-                                      page zeroed in fork children (see the top) */
-    xp_file_id id;                 /* the file we created (see "Descriptors" at the top) */
-    size_t page;
-    size_t stride;                 /* bytes between chunk slots in a window */
-    size_t window_len;             /* XP_WINDOW_CHUNKS * stride */
-    xp_journal_header *hdr;        /* the mapped header page (chunks_used hint) */
-    char **windows;                /* see below */
-    char *path;
-    /* What changes, on a cache line of its own: the line above is read by
-     * every reservation of every thread. */
-    _Alignas(64) _Atomic uint64_t next_chunk;  /* next chunk index to hand out */
-    _Atomic uint64_t file_chunks;  /* chunks the file holds; release-stored after growth */
-    _Atomic uint64_t lost;
-    _Atomic uint64_t retry_after;  /* CLOCK_MONOTONIC_COARSE ns; 0: no growth failure */
-    _Atomic int grow_err;          /* errno of the last failed growth: the loss's reason */
-    atomic_bool abandoned;
-    /* Backpressure (xp_journal_set_backlog): the bound on the blocks on
-     * disk (0: none), whether a writer waited since the ingest last asked,
-     * and how often one waited to the limit. */
-    _Atomic uint64_t backlog_max;
-    atomic_bool backlogged;
-    _Atomic uint64_t backlog_overruns;
-    pthread_mutex_t grow_lock;     /* held only to grow the file (rare), never across a CUDA call */
-    /* The unused rest of the chunks of threads that ended (see "Threads
-     * that end" at the top), taken by the next thread that needs a chunk.
-     * Under spare_lock, held for a few loads and stores only. */
-    pthread_mutex_t spare_lock;
-    pthread_key_t exit_key;        /* its destructor hands a thread's chunk over */
-    bool has_exit_key;
-    unsigned n_spare;
-    struct { char *next, *end; } spare[XP_SPARE_SLOTS];
-};
-/* windows[w]: base of window w or NULL.  Written under grow_lock before
- * file_chunks covers it, read by takers after an acquire of file_chunks. */
 
 /* Source of xp_journal.gen: a new value per journal, so a thread's cached
  * chunk is never used with another journal, even one malloc placed at the
@@ -153,126 +81,6 @@ static uint64_t xp_coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Reserves address space for the windows covering chunks [from, to). */
-static int xp_make_windows(xp_journal *j, uint64_t from, uint64_t to)
-{
-    for (uint64_t w = from / XP_WINDOW_CHUNKS; w <= (to - 1) / XP_WINDOW_CHUNKS; w++) {
-        if (j->windows[w] != NULL)
-            continue;
-        void *p = mmap(NULL, j->window_len, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            return errno;
-        j->windows[w] = p;
-    }
-    return 0;
-}
-
-/* Makes the file `chunks` chunks long; the disk blocks first (see the top). */
-static int xp_extend_file(int fd, uint64_t have, uint64_t chunks)
-{
-    off_t from = (off_t)(XP_JOURNAL_HEADER_SIZE + have * XP_CHUNK_SIZE);
-    off_t to = (off_t)(XP_JOURNAL_HEADER_SIZE + chunks * XP_CHUNK_SIZE);
-    /* A file size limit would make ftruncate raise SIGXFSZ, which kills the
-     * program by default: refuse before the kernel does. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (rlim_t)to > rl.rlim_cur)
-        return EFBIG;
-    int rc;
-    do
-        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, from, to - from);
-    while (rc != 0 && errno == EINTR);
-    if (rc != 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
-        return errno;
-    /* Other failures (EOPNOTSUPP, ENOSYS...): no preallocation here; go on. */
-    do
-        rc = ftruncate(fd, to);
-    while (rc != 0 && errno == EINTR);
-    return rc == 0 ? 0 : errno;
-}
-
-/* Where chunk idx is mapped: its window slot, which maps the file from the
- * page that holds the chunk's start, and (delta) how far into that page the
- * chunk starts (0 with 4 KiB pages; see "Layout in memory" at the top). */
-static char *xp_chunk_slot(const xp_journal *j, uint64_t idx, size_t *delta)
-{
-    uint64_t off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE;
-    *delta = (size_t)(off & (j->page - 1));
-    return j->windows[idx / XP_WINDOW_CHUNKS] + (idx % XP_WINDOW_CHUNKS) * j->stride;
-}
-
-/* Maps chunks [from, to) of the file (fd) into their window slots.  Returns
- * how many were mapped (fewer when mmap fails). */
-static uint64_t xp_map_chunks(xp_journal *j, int fd, uint64_t from, uint64_t to)
-{
-    for (uint64_t idx = from; idx < to; idx++) {
-        size_t delta;
-        char *slot = xp_chunk_slot(j, idx, &delta);
-        uint64_t map_off = XP_JOURNAL_HEADER_SIZE + idx * (uint64_t)XP_CHUNK_SIZE - delta;
-        size_t len = (XP_CHUNK_SIZE + delta + j->page - 1) & ~(j->page - 1);
-        if (mmap(slot, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-                 (off_t)map_off) == MAP_FAILED)
-            return idx - from;
-    }
-    return to - from;
-}
-
-/* Chunks one growth adds to a file of `have`: a quarter of it, from
- * XP_GROW_MIN to XP_GROW_MAX, and at most a quarter of the backlog's bound
- * (xp_journal_set_backlog), which the step must fit under. */
-static uint64_t xp_grow_step(xp_journal *j, uint64_t have)
-{
-    uint64_t step = have / 4;
-    step = step < XP_GROW_MIN ? XP_GROW_MIN : step > XP_GROW_MAX ? XP_GROW_MAX : step;
-    uint64_t cap = atomic_load_explicit(&j->backlog_max, memory_order_relaxed) / 4 / XP_CHUNK_SIZE;
-    if (cap != 0 && step > cap)
-        step = cap;
-    return step;
-}
-
-/* Grows the file to hold at least `need` chunks and maps them, through fd, or
- * (fd < 0) through the file opened again by path and checked (see
- * "Descriptors" at the top).  The only lock of the writer; taken once per
- * growth step, not per chunk or record. */
-static int xp_grow(xp_journal *j, int fd, uint64_t need)
-{
-    if (need > XP_MAX_CHUNKS)
-        return EFBIG;
-    int err = 0;
-    pthread_mutex_lock(&j->grow_lock);
-    uint64_t have = atomic_load_explicit(&j->file_chunks, memory_order_relaxed);
-    if (have < need) {
-        uint64_t step = xp_grow_step(j, have);
-        uint64_t want = have + step > need ? have + step : need;
-        if (want > XP_MAX_CHUNKS)
-            want = XP_MAX_CHUNKS;
-        int own = fd < 0 ? xp_fd_reopen(j->path, O_RDWR, &j->id, XP_FD_RESERVE_GROW) : fd;
-        err = own < 0 ? errno : xp_make_windows(j, have, want);
-        if (err == 0) {
-            err = xp_extend_file(own, have, want);
-            if (err != 0 && want > need) {
-                /* Near the limit of the disk: perhaps one chunk still fits. */
-                want = need;
-                err = xp_extend_file(own, have, want);
-            }
-        }
-        if (err == 0) {
-            /* Chunks that could not be mapped stay zero: readers skip them. */
-            uint64_t mapped = xp_map_chunks(j, own, have, want);
-            if (mapped == 0)
-                err = errno;
-            atomic_store_explicit(&j->file_chunks, have + mapped, memory_order_release);
-        }
-        if (fd < 0 && own >= 0)
-            close(own);
-    }
-    pthread_mutex_unlock(&j->grow_lock);
-    if (err != 0)
-        atomic_store_explicit(&j->grow_err, err, memory_order_relaxed);
-    return err;
-}
-
 /* Raises the header's chunks_used hint to at least n. */
 static void xp_hint_chunks(xp_journal *j, uint64_t n)
 {
@@ -282,58 +90,6 @@ static void xp_hint_chunks(xp_journal *j, uint64_t n)
     }
 }
 
-/* The longest a growth waits for the ingest (xp_journal_set_backlog), and
- * how often it looks: at ~1.5 M records a second, the ingest stores about
- * 40 MiB of records in that time. */
-#define XP_BACKLOG_WAIT_MS 2000
-#define XP_BACKLOG_POLL_MS 2
-
-static __thread bool xp_never_wait __attribute__((tls_model("initial-exec")));
-
-void xp_journal_never_wait(void)
-{
-    xp_never_wait = true;
-}
-
-void xp_journal_set_backlog(xp_journal *j, uint64_t max_bytes)
-{
-    atomic_store_explicit(&j->backlog_max, max_bytes, memory_order_relaxed);
-}
-
-bool xp_journal_backlogged(xp_journal *j)
-{
-    return atomic_exchange_explicit(&j->backlogged, false, memory_order_relaxed);
-}
-
-uint64_t xp_journal_backlog_overruns(const xp_journal *j)
-{
-    return atomic_load_explicit(&j->backlog_overruns, memory_order_relaxed);
-}
-
-/* Before a growth: waits while the journal's blocks on disk and the growth
- * step would pass the bound.  Only system calls that are safe in a signal
- * handler (stat, nanosleep), errno kept: a hook may run in one. */
-static void xp_wait_backlog(xp_journal *j)
-{
-    uint64_t max = atomic_load_explicit(&j->backlog_max, memory_order_relaxed);
-    if (max == 0 || xp_never_wait)
-        return;
-    int saved = errno;
-    for (unsigned waited = 0;; waited += XP_BACKLOG_POLL_MS) {
-        struct stat st;
-        uint64_t step = xp_grow_step(j, atomic_load_explicit(&j->file_chunks, memory_order_relaxed));
-        if (stat(j->path, &st) != 0 || (uint64_t)st.st_blocks * 512 + step * XP_CHUNK_SIZE <= max)
-            break;
-        if (waited >= XP_BACKLOG_WAIT_MS) {
-            atomic_fetch_add_explicit(&j->backlog_overruns, 1, memory_order_relaxed);
-            break;
-        }
-        atomic_store_explicit(&j->backlogged, true, memory_order_relaxed);
-        struct timespec ts = {0, XP_BACKLOG_POLL_MS * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    errno = saved;
-}
 
 /* Takes the next chunk for the calling thread and writes its header.  An
  * index is claimed only when the file already holds it, mapped (CAS, not
@@ -344,27 +100,21 @@ static char *xp_take_chunk(xp_journal *j)
     for (;;) {
         uint64_t have = atomic_load_explicit(&j->file_chunks, memory_order_acquire);
         if (idx < have) {
+            /* seq_cst: ordered before xp_chunk_ready's look at whether the
+             * populator sleeps (the same locked instruction on x86). */
             if (atomic_compare_exchange_weak_explicit(&j->next_chunk, &idx, idx + 1,
-                                                      memory_order_relaxed,
+                                                      memory_order_seq_cst,
                                                       memory_order_relaxed))
                 break;
             continue;
         }
-        xp_wait_backlog(j);
-        if (xp_grow(j, -1, idx + 1) != 0)
+        xp_wait_backlog(j, idx + 1);
+        if (xp_grow(j, -1, idx + 1, 0) != 0)
             return NULL;
     }
+    xp_chunk_ready(j, idx);
     size_t delta;
-    char *slot = xp_chunk_slot(j, idx, &delta);
-    char *c = slot + delta;
-    /* The chunk's pages in one system call, not one page fault for each
-     * of its 64 pages on the records that first touch them (issue 15: the
-     * faults were about half of a recorded copy's time).  Best effort:
-     * kernels before 5.14 say EINVAL and the pages fault in as before (a
-     * failure is reported, never raised as SIGBUS).  errno is the program's. */
-    int saved = errno;
-    (void)madvise(slot, (XP_CHUNK_SIZE + delta) & ~(j->page - 1), MADV_POPULATE_WRITE);
-    errno = saved;
+    char *c = xp_chunk_slot(j, idx, &delta) + delta;
     xp_chunk_header *ch = (xp_chunk_header *)c;
     ch->tid = (uint32_t)syscall(SYS_gettid);
     ch->index = idx;
@@ -686,14 +436,14 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     j->hot.live_gen = gp;
     /* The first growth step now, so a full disk shows at start-up (where the
      * profiler can say so) rather than as lost records. */
-    err = xp_grow(j, fd, XP_GROW_MIN);
+    err = xp_grow(j, fd, XP_GROW_MIN, 0);
     if (err != 0) {
         for (size_t w = 0; w < XP_WINDOW_SLOTS && j->windows[w] != NULL; w++)
             munmap(j->windows[w], j->window_len);
         munmap(j->hdr, XP_JOURNAL_HEADER_SIZE);
         goto fail_mutex;
     }
-    close(fd);   /* none is kept: see "Descriptors" at the top */
+    close(fd);   /* none is kept: see "Descriptors" in xp_journal_space.c */
     free(buf);
     *out = j;
     return 0;
@@ -721,6 +471,7 @@ void xp_journal_close(xp_journal *j)
     if (t->gen == j->hot.gen)
         *t = (xp_writer_tls){0};
     if (xp_owned(j)) {
+        xp_populator_join(j);   /* it works on what is unmapped and freed below */
         /* A window holds its chunks' mappings: one munmap takes both. */
         for (size_t w = 0; w < XP_WINDOW_SLOTS; w++)
             if (j->windows[w] != NULL)
@@ -748,6 +499,8 @@ void xp_journal_abandon_after_fork(xp_journal *j)
     if (j == NULL)
         return;
     atomic_store(&j->abandoned, true);
+    /* The parent's populator was not copied into the child. */
+    atomic_store(&j->pop_state, XP_POP_NONE);
     xp_writer_tls *t = &xp_writer_self;
     if (t->gen == j->hot.gen)
         *t = (xp_writer_tls){0};

@@ -149,11 +149,19 @@ static void check_exactly_once(const collect *c, bool in_order)
     }
 }
 
-static void test_threads_exactly_once(void **state)
+static bool spawn_plain(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    (void)state;
+    return pthread_create(t, attr, fn, arg) == 0;
+}
+
+/* Eight threads writing at once while a reader reads, with the populator
+ * (populated) populating chunks ahead of them or without one. */
+static void threads_exactly_once(bool populated)
+{
     char path[128];
-    xp_journal *j = make_journal("threads.xpj", path, sizeof path);
+    xp_journal *j = make_journal(populated ? "threads-pop.xpj" : "threads.xpj", path, sizeof path);
+    if (populated)
+        assert_true(xp_journal_start_populator(j, spawn_plain));
     _Atomic int done = 0;
     pthread_t th[THREADS];
     worker w[THREADS];
@@ -188,6 +196,20 @@ static void test_threads_exactly_once(void **state)
     assert_int_equal(st.torn, 0);
     check_exactly_once(&c, true);
     collect_reset(&c);
+}
+
+static void test_threads_exactly_once(void **state)
+{
+    (void)state;
+    threads_exactly_once(false);
+}
+
+/* The same with the populator running (issue 15); xp_journal_close waits
+ * for it before unmapping what it populates. */
+static void test_threads_populated(void **state)
+{
+    (void)state;
+    threads_exactly_once(true);
 }
 
 static void test_live_incremental(void **state)
@@ -724,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_single_thread_mixed_sizes),
         cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_threads_exactly_once),
+        cmocka_unit_test(test_threads_populated),
         cmocka_unit_test(test_live_incremental),
         cmocka_unit_test(test_uncommitted_live),
         cmocka_unit_test(test_uncommitted_final),
