@@ -2,8 +2,11 @@
 back to the file system during the run (a hole punched where they were), so
 a long run's journal holds what is not ingested yet, not everything it ever
 wrote: 200,000 copies (about 24 MiB of records) in batches the ingest keeps
-up with leave at most 8 MiB of the journal on disk after any batch (24 MiB
-before), and every copy is in the database, nothing lost.  The same run
+up with leave at most 12 MiB of the journal on disk after any batch (24 MiB
+without the punching), and every copy is in the database, nothing lost.  The
+12 MiB: the populator's 16 chunks grown and populated ahead of the writers
+(4 MiB) and its 2 MiB growth step, and a batch (3 MiB) the ingest, slowed
+by a loaded machine, may not have stored yet 300 ms later.  The same run
 killed with SIGKILL at the end: the launcher's recovery reads the journal
 with its holes and stores exactly the copies the ingest had not."""
 import os
@@ -18,7 +21,7 @@ db = os.path.join(d, 'run.db')
 r = xferprof_run(args, ['--quiet', '-o', db], [args.prog], {'XP_JOURNAL': db + '.xpj'})
 expect_rc(r, 0, 'exit status')
 peak_kib = int(r.out) if r.out.strip().isdigit() else -1
-check(0 <= peak_kib <= 8 * 1024, 'journal blocks on disk after each batch at most 8 MiB',
+check(0 <= peak_kib <= 12 * 1024, 'journal blocks on disk after each batch at most 12 MiB',
       '%d KiB' % peak_kib)
 conn = open_db(db)
 check_eq(scalar(conn, 'SELECT count(*) FROM copies'), 200000, 'every copy recorded')
