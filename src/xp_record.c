@@ -8,7 +8,9 @@
 #include "xp_engine_int.h"
 #include "xp_fingerprint.h"
 
+#include <limits.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "xp_devices.h"
@@ -20,6 +22,10 @@
 
 /* The next allocation's id, for the whole process (0 says "none"). */
 static _Atomic uint64_t next_alloc_id = 1;
+
+/* classify_copy's device when it is the calling thread's current one at
+ * the call (remembered as such with a copy's facts). */
+#define DEVICE_CURRENT INT_MIN
 
 /* Successful kernel launches per device since the session started, one
  * cache line each (threads launching on different devices do not share
@@ -218,7 +224,7 @@ classify_copy(const copy_fields *c, xp_where *ws, xp_where *wd, uint8_t *directi
     int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws->device
                  : dir == XP_DIR_H2D ? wd->device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
-        device = xp_current_device;
+        device = DEVICE_CURRENT;
     if (c->has_device)
         device = c->device;
     *direction = dir;
@@ -226,10 +232,89 @@ classify_copy(const copy_fields *c, xp_where *ws, xp_where *wd, uint8_t *directi
     *device_out = device;
 }
 
+/* classify_copy's device as recorded. */
+static inline int device_now(int device)
+{
+    return __builtin_expect(device == DEVICE_CURRENT, 0) ? xp_current_device : device;
+}
+
 void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
 {
     const copy_fields k = fields_of(c);
     classify_copy(&k, &f->ws, &f->wd, &f->direction, &f->host_mem, &f->device);
+    f->device = device_now(f->device);
+}
+
+/* A copy record's direction, host_mem, blocking and kind bytes as one word,
+ * in the record's order (xp_rec_copy.direction onwards). */
+_Static_assert(offsetof(xp_rec_copy, host_mem) == offsetof(xp_rec_copy, direction) + 1 &&
+                   offsetof(xp_rec_copy, blocking) == offsetof(xp_rec_copy, direction) + 2 &&
+                   offsetof(xp_rec_copy, kind) == offsetof(xp_rec_copy, direction) + 3,
+               "a copy record's facts word is four bytes in a row");
+static inline uint32_t facts_word(uint8_t dir, uint8_t host_mem, uint8_t blocking, int kind)
+{
+    uint8_t b[4] = {dir, host_mem, blocking, kind < 0 || kind > 254 ? 255 : (uint8_t)kind};
+    uint32_t w;
+    memcpy(&w, b, sizeof w);
+    return w;
+}
+
+/* What a copy's record says that follows from its sides, its kind and its
+ * nature (classify_copy's results). */
+static inline __attribute__((always_inline)) void
+facts_of(const copy_fields *k, bool async, xp_where *ws, xp_where *wd, uint32_t *word,
+         int *device)
+{
+    uint8_t dir, host_mem;
+    classify_copy(k, ws, wd, &dir, &host_mem, device);
+    *word = facts_word(dir, host_mem, blocking_of(async, dir, host_mem), k->kind);
+}
+
+/* A plain 1D copy (no forced sides, no migration, no device given): the
+ * pair memo's facts key for its kind and nature. */
+static inline uint64_t plain_key(int kind, bool async)
+{
+    return (uint64_t)(uint32_t)kind << 32 | (uint64_t)async << 1 | 1u;
+}
+
+/* plain_facts's answer where the thread's pair memo cannot hold it (no
+ * block, or a side in no known range). */
+static __thread xp_pair_memo plain_scratch __attribute__((tls_model("initial-exec")));
+
+/* plain_facts past the memo (out of line; the copy by value, so that the
+ * hot caller's description of it stays in registers): worked out and
+ * remembered with the sides, or, when the memo cannot hold them, in
+ * plain_scratch. */
+static __attribute__((noinline)) const xp_pair_memo *plain_facts_slow(uint64_t src, uint64_t dst,
+                                                                      int kind, bool async)
+{
+    const copy_fields k = {.src = src, .dst = dst, .kind = kind, .async = async};
+    uint64_t gen = xp_registry_generation();
+    xp_pair_memo f;
+    facts_of(&k, async, &f.ws, &f.wd, &f.facts, &f.facts_device);
+    xp_pair_memo *p = xp_pair_hit(xp_self, gen, src, dst);
+    if (p == NULL)
+        p = &plain_scratch;
+    p->ws = f.ws;
+    p->wd = f.wd;
+    p->facts_key = plain_key(kind, async);
+    p->facts = f.facts;
+    p->facts_device = f.facts_device;
+    return p;
+}
+
+/* A plain 1D copy's facts: from the thread's memory of its last copy when
+ * that was between the same sides with the same kind and nature (a copy
+ * loop's every call but the first).  The answer is read in place: only a
+ * recorded call changes it, and none is recorded on the thread while this
+ * one writes its record (a signal handler's call then is not: xp_engine.h,
+ * xp_callee_clean). */
+static inline __attribute__((always_inline)) const xp_pair_memo *plain_facts(const copy_fields *k)
+{
+    const xp_pair_memo *p = xp_pair_hit(xp_self, xp_registry_generation(), k->src, k->dst);
+    if (__builtin_expect(p != NULL && p->facts_key == plain_key(k->kind, k->async), 1))
+        return p;
+    return plain_facts_slow(k->src, k->dst, k->kind, k->async);
 }
 
 /* A copy record: an ordinary call's (run NULL), or one of the copies a
@@ -239,13 +324,23 @@ static inline __attribute__((always_inline)) void
 write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int status,
            const xp_graph_run *run)
 {
-    xp_where ws, wd;
-    uint8_t dir, host_mem;
+    xp_where ws_of, wd_of;
+    const xp_where *ws = &ws_of, *wd = &wd_of;
+    uint32_t word;
     int device;
-    classify_copy(k, &ws, &wd, &dir, &host_mem, &device);
-    /* A graph's copies run asynchronously, except that a launch stages a
-     * pageable host side as cudaMemcpyAsync does, holding its caller. */
-    uint8_t blocking = blocking_of(run != NULL || k->async || k->migrate, dir, host_mem);
+    if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
+        const xp_pair_memo *m = plain_facts(k);
+        ws = &m->ws;
+        wd = &m->wd;
+        word = m->facts;
+        device = m->facts_device;
+    } else {
+        /* A graph's copies run asynchronously, except that a launch stages a
+         * pageable host side as cudaMemcpyAsync does, holding its caller. */
+        facts_of(k, run != NULL || k->async || k->migrate, &ws_of, &wd_of, &word, &device);
+    }
+    uint8_t dir = (uint8_t)word, blocking = (uint8_t)(word >> 16);
+    device = device_now(device);
     xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, sizeof *r, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
@@ -257,9 +352,9 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
          * description (the hottest copies). */
-        int side = k->height == 0 ? xp_fp_side(dir, &ws, &wd, k->sides, !k->async) : 0;
+        int side = k->height == 0 ? xp_fp_side(dir, ws, wd, k->sides, !k->async) : 0;
         if (k->height != 0)
-            r->fingerprint = xp_fp_copy(c, dir, &ws, &wd, mode, !k->async, &fp_kind);
+            r->fingerprint = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &fp_kind);
         else if (side != 0)
             r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
                                          &fp_kind);
@@ -275,10 +370,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     r->dst = k->dst;
     r->bytes = k->bytes;
     r->stream = k->stream;
-    r->direction = dir;
-    r->host_mem = host_mem;
-    r->blocking = blocking;
-    r->kind = k->kind < 0 || k->kind > 254 ? 255 : (uint8_t)k->kind;
+    memcpy(&r->direction, &word, sizeof word);
     r->nvtx_range = xp_nvtx_top;
     r->graph_node = run != NULL ? run->node_id : 0;
     r->launch_stack_id = run != NULL ? run->launch_stack : 0;
@@ -290,7 +382,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
         if (last_copy.d2h) {
             last_copy.call = *c;
-            last_copy.wd = wd;
+            last_copy.wd = *wd;
         }
     }
     xp_journal_commit_sized(r, sizeof *r);

@@ -45,6 +45,14 @@ typedef struct xp_range_memo {
 typedef struct xp_pair_memo {
     uint64_t generation, src_base, src_size, dst_base, dst_size;
     xp_where ws, wd;
+    /* xp_record.c's: what a plain 1D copy between these sides is, worked
+     * out once for the kind and nature it had (facts_key, 0: not yet), so
+     * that the next call of a copy loop reads its record's facts instead of
+     * deriving them again (issue 15): its direction, host_mem, blocking and
+     * kind bytes as the record lays them out, and its device. */
+    uint64_t facts_key;
+    uint32_t facts;
+    int32_t facts_device;
 } xp_pair_memo;
 
 typedef struct xp_thread {
