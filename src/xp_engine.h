@@ -362,14 +362,6 @@ xp_session xp_engine_session(void);
  * records_lost at exit, with that reason). */
 void xp_engine_signal_call_lost(void);
 
-/* For a call from a signal handler (xp_scope.c): the interrupted call may
- * be a sync that pairs with the thread's last copy once it returns
- * (xp_rec_sync.copy_start_ns), so the handler's calls leave that state as
- * they found it: copied aside into XP_LAST_COPY_BYTES bytes, and back. */
-#define XP_LAST_COPY_BYTES 256
-void xp_engine_last_copy_aside(void *buf);
-void xp_engine_last_copy_back(const void *buf);
-
 /* A call whose record did not fit in the journal (counted in records_lost
  * at exit, with the journal's reason). */
 void xp_engine_call_lost(void);

@@ -18,6 +18,7 @@
 #include "xp_journal.h"
 #include "xp_nvtx.h"
 #include "xp_registry.h"
+#include "xp_thread.h"
 #include "xp_window.h"
 
 /* The next allocation's id, for the whole process (0 says "none"). */
@@ -119,36 +120,11 @@ static uint8_t blocking_of(bool async, uint8_t dir, uint8_t host_mem)
     return host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE : XP_BLOCK_ASYNC;
 }
 
-/* The calling thread's last recorded call, when it was a copy that left
- * work queued (anything but SYNC): if the next recorded call on the thread
- * synchronizes that copy's stream or device, the two are one blocking copy
- * in effect (xp_rec_sync.copy_start_ns).  Any other recorded call in
- * between (a launch, an event record, an allocation) breaks the pair.
- * Thread-owned; the copy's description is kept only when the sync can
- * fingerprint its destination (a D2H copy into readable host memory). */
-static __thread struct xp_last_copy {
-    bool valid, d2h;
-    int device;
-    uint64_t start_ns, stream;
-    xp_copy_call call;
-    xp_where wd;
-} last_copy __attribute__((tls_model("initial-exec")));
-
-static inline void forget_last_copy(void)
+/* A recorded call breaks the pairing of the thread's last copy with a
+ * sync (xp_thread.h, xp_last_copy). */
+static inline void forget_last_copy(const xp_scope *s)
 {
-    last_copy.valid = false;
-}
-
-_Static_assert(sizeof last_copy <= XP_LAST_COPY_BYTES, "XP_LAST_COPY_BYTES holds last_copy");
-
-void xp_engine_last_copy_aside(void *buf)
-{
-    memcpy(buf, &last_copy, sizeof last_copy);
-}
-
-void xp_engine_last_copy_back(const void *buf)
-{
-    memcpy(&last_copy, buf, sizeof last_copy);
+    xp_scope_thread(s)->last_copy.valid = false;
 }
 
 /* What the record of a copy reads of its description: read into these
@@ -309,9 +285,10 @@ static __attribute__((noinline)) const xp_pair_memo *plain_facts_slow(uint64_t s
  * recorded call changes it, and none is recorded on the thread while this
  * one writes its record (a signal handler's call then is not: xp_engine.h,
  * xp_callee_clean). */
-static inline __attribute__((always_inline)) const xp_pair_memo *plain_facts(const copy_fields *k)
+static inline __attribute__((always_inline)) const xp_pair_memo *plain_facts(xp_thread *t,
+                                                                             const copy_fields *k)
 {
-    const xp_pair_memo *p = xp_pair_hit(xp_self, xp_registry_generation(), k->src, k->dst);
+    const xp_pair_memo *p = xp_pair_hit(t, xp_registry_generation(), k->src, k->dst);
     if (__builtin_expect(p != NULL && p->facts_key == plain_key(k->kind, k->async), 1))
         return p;
     return plain_facts_slow(k->src, k->dst, k->kind, k->async);
@@ -329,7 +306,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     uint32_t word;
     int device;
     if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
-        const xp_pair_memo *m = plain_facts(k);
+        const xp_pair_memo *m = plain_facts(xp_scope_thread(s), k);
         ws = &m->ws;
         wd = &m->wd;
         word = m->facts;
@@ -375,14 +352,15 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     r->graph_node = run != NULL ? run->node_id : 0;
     r->launch_stack_id = run != NULL ? run->launch_stack : 0;
     if (status == 0 && blocking != XP_BLOCK_SYNC && run == NULL) {
-        last_copy.valid = true;
-        last_copy.device = device;
-        last_copy.start_ns = r->c.start_ns;
-        last_copy.stream = k->stream;
-        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
-        if (last_copy.d2h) {
-            last_copy.call = *c;
-            last_copy.wd = *wd;
+        xp_last_copy *last = &xp_scope_thread(s)->last_copy;
+        last->valid = true;
+        last->device = device;
+        last->start_ns = r->c.start_ns;
+        last->stream = k->stream;
+        last->d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
+        if (last->d2h) {
+            last->call = *c;
+            last->wd = *wd;
         }
     }
     xp_journal_commit_sized(r, sizeof *r);
@@ -399,7 +377,7 @@ static inline __attribute__((always_inline)) void record_ran(const xp_scope *s,
                                                              const xp_copy_call *c, int status)
 {
     const copy_fields k = fields_of(c);
-    forget_last_copy();
+    forget_last_copy(s);
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     write_copy(s, c, &k, status, NULL);
@@ -419,7 +397,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (!s->recording)
         return;
     if (captures_now() && status == 0 && xp_graph_capture_copy(s, c)) {
-        forget_last_copy();
+        forget_last_copy(s);
         return;
     }
     record_ran(s, c, status);
@@ -507,7 +485,7 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     /* Host memory and address space belong to no device. */
     bool no_device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ||
                      kind == XP_ALLOC_RESERVED;
@@ -550,7 +528,7 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (ptr == 0 && status == 0)
         return;
     bool handles = (kinds & XP_HANDLE_KINDS) != 0;
@@ -579,18 +557,19 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
 }
 
 /* Whether sync call `api` on `handle` waits for the thread's last copy. */
-static bool sync_completes_last_copy(xp_api api, uint64_t handle)
+static bool sync_completes_last_copy(const xp_last_copy *last_copy, xp_api api,
+                                     uint64_t handle)
 {
     switch (api) {
     case XP_API_cudaStreamSynchronize:
     case XP_API_cudaStreamSynchronize_ptsz:
     case XP_API_cuStreamSynchronize:
     case XP_API_cuStreamSynchronize_ptsz:
-        return handle == last_copy.stream;
+        return handle == last_copy->stream;
     case XP_API_cudaDeviceSynchronize:
     case XP_API_cuCtxSynchronize:
     case XP_API_cuCtxSynchronize_v2:
-        return last_copy.device < 0 || last_copy.device == xp_current_device;
+        return last_copy->device < 0 || last_copy->device == xp_current_device;
     default:
         return false;   /* an event: what it marks is not known here */
     }
@@ -600,8 +579,9 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
 {
     if (!s->recording)
         return;
-    bool paired = last_copy.valid && status == 0 && sync_completes_last_copy(api, handle);
-    forget_last_copy();
+    xp_last_copy *last = &xp_scope_thread(s)->last_copy;
+    bool paired = last->valid && status == 0 && sync_completes_last_copy(last, api, handle);
+    last->valid = false;
     if (xp_window_skip(s->start_ns, XP_WIN_SYNC))
         return;
     xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
@@ -609,11 +589,11 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
         return;
     r->stream = handle;
     r->nvtx_range = xp_nvtx_top;
-    r->copy_start_ns = paired ? last_copy.start_ns : 0;
+    r->copy_start_ns = paired ? last->start_ns : 0;
     uint8_t fp_kind = XP_FP_NONE;
     /* The copy's bytes have all arrived now: its destination can be read. */
-    r->fingerprint = paired && last_copy.d2h
-                         ? xp_fp_copy(&last_copy.call, XP_DIR_D2H, &last_copy.wd, &last_copy.wd,
+    r->fingerprint = paired && last->d2h
+                         ? xp_fp_copy(&last->call, XP_DIR_D2H, &last->wd, &last->wd,
                                       xp_sess.cfg.fingerprint, true, &fp_kind)
                          : 0;
     r->fingerprint_kind = fp_kind;
@@ -625,7 +605,7 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
 {
     if (!s->recording)
         return;
-    forget_last_copy();   /* a call between a copy and a sync breaks the pair */
+    forget_last_copy(s);   /* a call between a copy and a sync breaks the pair */
     if (status == 0)
         return;
     if (xp_window_skip(s->start_ns, XP_WIN_CALL))
@@ -679,7 +659,7 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (__builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0) &&
         status == 0 && xp_graph_capture_memset(s, api, dst, value, bytes, stream))
         return;
@@ -698,7 +678,7 @@ void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (status != 0) {
         xp_record_call(s, api, func, status);
         return;
@@ -721,7 +701,9 @@ void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status)
 
 void xp_record_after_fork(void)
 {
-    forget_last_copy();
+    xp_thread *t = xp_self;
+    if (t != NULL)
+        t->last_copy.valid = false;
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
         atomic_store_explicit(&launches[i].n, 0, memory_order_relaxed);
 }

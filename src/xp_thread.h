@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xp_engine.h"
@@ -55,6 +56,21 @@ typedef struct xp_pair_memo {
     int32_t facts_device;
 } xp_pair_memo;
 
+/* The calling thread's last recorded call, when it was a copy that left
+ * work queued (anything but SYNC): if the next recorded call on the thread
+ * synchronizes that copy's stream or device, the two are one blocking copy
+ * in effect (xp_rec_sync.copy_start_ns).  Any other recorded call in
+ * between (a launch, an event record, an allocation) breaks the pair.
+ * xp_record.c's; the copy's description is kept only when the sync can
+ * fingerprint its destination (a D2H copy into readable host memory). */
+typedef struct xp_last_copy {
+    bool valid, d2h;
+    int device;
+    uint64_t start_ns, stream;
+    xp_copy_call call;
+    xp_where wd;
+} xp_last_copy;
+
 typedef struct xp_thread {
     /* xp_thread.c's: the list of every block, and whether a thread holds it. */
     struct xp_thread *next;
@@ -69,13 +85,17 @@ typedef struct xp_thread {
     xp_pair_memo pair;
     xp_nvtx_thread nvtx;
     xp_stack_thread stack;
+    /* Kept here rather than in a thread-local of its own: a recorded call
+     * reaches the block through its in-flight slot (xp_scope_thread), so
+     * the hottest records reach it without another load (issue 15). */
+    xp_last_copy last_copy;
     /* xp_scope.c's: what a call from a signal handler that interrupted a
      * hook's real call set aside of the thread's state (its last copy, for
      * pairing with a sync), given back when it ends; one level (a second
      * handler inside that call leaves it alone).  held: in use. */
     struct {
         bool held;
-        _Alignas(16) unsigned char last_copy[XP_LAST_COPY_BYTES];
+        xp_last_copy last_copy;
     } aside;
 } xp_thread;
 
@@ -93,6 +113,13 @@ xp_thread *xp_thread_attach(void);
 /* Every block ever mapped (newest first, linked by next): blocks are never
  * unmapped nor unlinked, so the list is walked without a lock. */
 xp_thread *xp_thread_blocks(void);
+
+/* A recorded call's block: the one its in-flight slot lies in (the calling
+ * thread's, which a recorded call always has: xp_inflight_enter). */
+static inline xp_thread *xp_scope_thread(const xp_scope *s)
+{
+    return (xp_thread *)(void *)((char *)s->slot - offsetof(xp_thread, inflight));
+}
 
 static inline xp_thread *xp_thread_get(void)
 {
