@@ -31,13 +31,6 @@
 #include "xp_stack.h"
 #include "xp_window.h"
 
-/* Initial-exec: the preload is loaded at start-up, so its thread-locals can
- * live in the static TLS block and be reached without __tls_get_addr. */
-__thread int xp_depth __attribute__((tls_model("initial-exec")));
-__thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
-__thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
-__thread int xp_current_device __attribute__((tls_model("initial-exec")));
-
 enum { ST_OFF = 0, ST_STARTING, ST_ON = XP_ENGINE_ON, ST_DISABLED, ST_STOPPING };
 
 /* The process's profiling session (xp_engine_int.h) and its state. */
@@ -60,7 +53,6 @@ void xp_engine_call_lost(void)
 /* Set in a child forked from this process: its database must not take the
  * parent's name (xp_outfile_choose).  Written by the atfork handler only. */
 static bool forked_child;
-__thread uint32_t xp_cached_tid __attribute__((tls_model("initial-exec")));
 
 /* Warnings: once per process, and never with --quiet. */
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -15,10 +15,11 @@
 #include "xp_format.h"
 #include "xp_inflight.h"
 #include "xp_stack.h"
+#include "xp_tls.h"
 
 /* Nesting depth of hooked calls on this thread: a runtime call that reaches
  * another hooked function (or our own CUDA calls) is not recorded twice. */
-extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
+#define xp_depth (xp_tls.depth)
 
 /* What the thread runs while xp_depth > 0, so that a hook entered then can
  * tell a call made by that code (really nested: the runtime calling the
@@ -32,8 +33,8 @@ extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
  *   a record): only then may a foreign call be recorded.
  * Written by the thread itself and by signal handlers on it, each restoring
  * what it found, hence plain thread-locals. */
-extern __thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
-extern __thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
+#define xp_callee (xp_tls.callee)
+#define xp_callee_clean (xp_tls.callee_clean)
 #define XP_CALLEE_OURS ((uintptr_t)1)
 
 /* A hooked call in progress. */
@@ -170,7 +171,7 @@ static inline void xp_guard_leave(xp_guard g)
 }
 
 /* The calling thread's current device, as last set through cudaSetDevice. */
-extern __thread int xp_current_device __attribute__((tls_model("initial-exec")));
+#define xp_current_device (xp_tls.current_device)
 
 /* What the preload knows about an address. */
 typedef struct xp_where {

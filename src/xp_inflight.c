@@ -58,7 +58,6 @@
  */
 
 _Atomic unsigned xp_inflight_gate;
-__thread xp_inflight_slot *xp_inflight_self __attribute__((tls_model("initial-exec")));
 /* Calls refused while stopping (xp_inflight_refused). */
 static _Atomic uint64_t refused;
 /* Calls not recorded for want of a slot. */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xp_tls.h"
+
 /* Hook side (xp_scope_*).  A recorded call is counted from its entry
  * (xp_inflight_enter: NULL when exit has closed the gate; the call is then
  * not recorded and counted as lost) through the real call, to its writing
@@ -44,8 +46,7 @@ extern _Atomic unsigned xp_inflight_gate __attribute__((visibility("hidden")));
 
 /* The calling thread's slot (in its xp_thread block), NULL until the
  * thread's first recorded call. */
-extern __thread xp_inflight_slot *xp_inflight_self
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+#define xp_inflight_self (xp_tls.inflight)
 
 /* xp_inflight_enter past its common case (out of line): s NULL, the thread
  * has no slot yet; else the call's count is in s and the gate is not 0. */

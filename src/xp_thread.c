@@ -9,7 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-__thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
+/* The hottest thread-locals of every module (xp_tls.h). */
+__thread xp_tls_block xp_tls __attribute__((tls_model("initial-exec")));
 
 /* Every block ever mapped, newest first.  Blocks are never unmapped nor
  * unlinked: walking the list needs no lock, and pushing onto it cannot meet

@@ -19,6 +19,7 @@
 #include "xp_engine.h"
 #include "xp_nvtx.h"
 #include "xp_stack.h"
+#include "xp_tls.h"
 
 /* xp_classify's memory of what the driver said about a page (xp_classify.c). */
 #define XP_WHERE_MEMO 64
@@ -101,7 +102,7 @@ typedef struct xp_thread {
 
 /* The calling thread's block, NULL until its first use (and again once it
  * has exited).  Initial-exec: the preload is loaded at start-up. */
-extern __thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
+#define xp_self (xp_tls.self)
 
 /* Gives the calling thread a block: a free one, else a new mapping.  NULL
  * only if none could be mapped (callers then go without their caches).
