@@ -57,6 +57,10 @@ static inline void *xp_journal_reserve(xp_journal *j, uint32_t size)
                              size >= sizeof(xp_rec_header) && (size & 7u) == 0,
                          1)) {
         char *p = t->next;
+        /* A chunk with room is never at address 0: callers' NULL checks
+         * fold away on this path (issue 15). */
+        if (p == NULL)
+            __builtin_unreachable();
         t->next = p + size;
         return p;
     }

@@ -92,11 +92,16 @@ static uint8_t host_mem_of(const xp_where *w)
                                                                         : XP_HOST_PAGEABLE;
 }
 
+/* Where device's launches are counted, NULL for a device out of range. */
+static inline const _Atomic uint64_t *launch_count(int device)
+{
+    return (unsigned)device < XP_MAX_DEVICES ? &launches[device].n : NULL;
+}
+
 uint64_t xp_kernel_seq(int device)
 {
-    return (unsigned)device < XP_MAX_DEVICES
-               ? atomic_load_explicit(&launches[device].n, memory_order_relaxed)
-               : 0;
+    const _Atomic uint64_t *n = launch_count(device);
+    return n != NULL ? atomic_load_explicit(n, memory_order_relaxed) : 0;
 }
 
 /* ---- copies ------------------------------------------------------------- */
@@ -276,6 +281,7 @@ static __attribute__((noinline)) const xp_pair_memo *plain_facts_slow(uint64_t s
     p->facts_key = plain_key(kind, async);
     p->facts = f.facts;
     p->facts_device = f.facts_device;
+    p->launch_count = launch_count(f.facts_device);   /* NULL for DEVICE_CURRENT */
     return p;
 }
 
@@ -305,12 +311,14 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     const xp_where *ws = &ws_of, *wd = &wd_of;
     uint32_t word;
     int device;
+    const _Atomic uint64_t *kernels = NULL;
     if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
         const xp_pair_memo *m = plain_facts(xp_scope_thread(s), k);
         ws = &m->ws;
         wd = &m->wd;
         word = m->facts;
         device = m->facts_device;
+        kernels = m->launch_count;
     } else {
         /* A graph's copies run asynchronously, except that a launch stages a
          * pageable host side as cudaMemcpyAsync does, holding its caller. */
@@ -342,7 +350,8 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         r->full_fingerprint = k->height == 0
                                   ? xp_fp_confirm_bytes(k->src, k->bytes, r->fingerprint)
                                   : xp_fp_confirm(c, r->fingerprint);
-    r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
+    r->kernel_seq = kernels != NULL ? atomic_load_explicit(kernels, memory_order_relaxed)
+                                    : xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = k->src;
     r->dst = k->dst;
     r->bytes = k->bytes;

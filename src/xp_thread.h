@@ -51,10 +51,13 @@ typedef struct xp_pair_memo {
      * out once for the kind and nature it had (facts_key, 0: not yet), so
      * that the next call of a copy loop reads its record's facts instead of
      * deriving them again (issue 15): its direction, host_mem, blocking and
-     * kind bytes as the record lays them out, and its device. */
+     * kind bytes as the record lays them out, its device, and that
+     * device's count of kernel launches (NULL: none, or the device is the
+     * thread's current one, which may change). */
     uint64_t facts_key;
     uint32_t facts;
     int32_t facts_device;
+    const _Atomic uint64_t *launch_count;
 } xp_pair_memo;
 
 /* The calling thread's last recorded call, when it was a copy that left
