@@ -102,7 +102,12 @@ static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, ui
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
-        s->recording = xp_scope_enter_deeper(s);
+        /* A copy in, so that s itself never escapes: the hottest hooks keep
+         * it in registers (issue 15). */
+        xp_scope t = *s;
+        bool recording = xp_scope_enter_deeper(&t);
+        *s = t;
+        s->recording = recording;
         s->start_ns = s->recording ? xp_now_ns() : 0;
         /* ...unless this call is nested in our own work (then what was
          * beneath stays as unclean as it was).  Set in each branch: the
@@ -140,8 +145,10 @@ static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope 
     xp_callee_clean = s->clean_before;
     if (s->recording)
         xp_inflight_leave(s->slot);
-    if (__builtin_expect(s->foreign, 0))
-        xp_scope_leave_foreign(s);
+    if (__builtin_expect(s->foreign, 0)) {
+        const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
+        xp_scope_leave_foreign(&t);
+    }
     xp_depth--;
 }
 

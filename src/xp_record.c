@@ -58,10 +58,13 @@ reserve_call_at(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int
     uint64_t end = xp_now_ns();
     c->end_ns = end > s->start_ns ? end : s->start_ns;
     /* Not even a call without stacks (issue 15: every instruction counts). */
-    c->stack_id = stack_id != NULL             ? *stack_id
-                  : xp_sess.cfg.stack_depth > 0 ? xp_stack_capture(xp_sess.journal,
-                                                                   xp_sess.cfg.stack_depth, &s->site)
-                                                : 0;
+    c->stack_id = 0;
+    if (stack_id != NULL) {
+        c->stack_id = *stack_id;
+    } else if (xp_sess.cfg.stack_depth > 0) {
+        const xp_call_site site = s->site;   /* s does not escape (xp_scope_enter) */
+        c->stack_id = xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &site);
+    }
     c->status = status;
     c->device = device;
     return c;
@@ -443,7 +446,8 @@ copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, i
     if (xp_scope_returned(s)) {
         if (captures_now()) {
             xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
-            xp_record_copy(s, &c, status);
+            const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
+            xp_record_copy(&t, &c, status);
         } else {
             xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
             record_ran(s, &c, status);
@@ -459,9 +463,10 @@ int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
     bool async = how & XP_COPY_1D_ASYNC;
     xp_scope s;
     s.site.ret = ret;
-    /* This frame's, a fixed distance from the program's stack pointer as
-     * the hook's own was (a stand-in for it, xp_stack.h). */
-    s.site.sp = (uintptr_t)&s;
+    /* Where the hook put ret, a fixed distance from the program's stack
+     * pointer (a stand-in for it, xp_stack.h); not s's own address, so that
+     * s stays in registers. */
+    s.site.sp = (uintptr_t)&ret;
     xp_scope_enter(&s, (uintptr_t)real);
     /* The function's own type is the runtime's (enum, cudaStream_t): the
      * same arguments in the same registers. */
