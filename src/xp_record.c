@@ -57,8 +57,8 @@ reserve_call_at(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int
      * (xp_clock.h). */
     uint64_t end = xp_now_ns();
     c->end_ns = end > s->start_ns ? end : s->start_ns;
-    /* Not even a call without stacks (issue 15: every instruction counts). */
-    c->stack_id = 0;
+    /* Not even a call without stacks (issue 15: every instruction counts);
+     * nor a store of 0: the journal's space is zero (xp_journal_reserve). */
     if (stack_id != NULL) {
         c->stack_id = *stack_id;
     } else if (xp_sess.cfg.stack_depth > 0) {
@@ -333,26 +333,26 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
-    /* After the record's end time: hashing is not part of the call. */
+    /* After the record's end time: hashing is not part of the call.  The
+     * journal's space is zero (xp_journal_reserve): what stays 0 without a
+     * fingerprint (and, below, outside a graph) is not written (issue 15). */
     uint8_t fp_kind = XP_FP_NONE;
     xp_fp_mode mode = xp_sess.cfg.fingerprint;
-    r->fingerprint = 0;
     if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
          * description (the hottest copies). */
         int side = k->height == 0 ? xp_fp_side(dir, ws, wd, k->sides, !k->async) : 0;
+        uint64_t fp = 0;
         if (k->height != 0)
-            r->fingerprint = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &fp_kind);
+            fp = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &fp_kind);
         else if (side != 0)
-            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
-                                         &fp_kind);
+            fp = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode, &fp_kind);
+        r->fingerprint = fp;
+        r->fingerprint_kind = fp_kind;
+        if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
+            r->full_fingerprint = k->height == 0 ? xp_fp_confirm_bytes(k->src, k->bytes, fp)
+                                                 : xp_fp_confirm(c, fp);
     }
-    r->fingerprint_kind = fp_kind;
-    r->full_fingerprint = 0;
-    if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
-        r->full_fingerprint = k->height == 0
-                                  ? xp_fp_confirm_bytes(k->src, k->bytes, r->fingerprint)
-                                  : xp_fp_confirm(c, r->fingerprint);
     r->kernel_seq = kernels != NULL ? atomic_load_explicit(kernels, memory_order_relaxed)
                                     : xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = k->src;
@@ -361,8 +361,10 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     r->stream = k->stream;
     memcpy(&r->direction, &word, sizeof word);
     r->nvtx_range = xp_nvtx_top;
-    r->graph_node = run != NULL ? run->node_id : 0;
-    r->launch_stack_id = run != NULL ? run->launch_stack : 0;
+    if (run != NULL) {
+        r->graph_node = run->node_id;
+        r->launch_stack_id = run->launch_stack;
+    }
     if (status == 0 && blocking != XP_BLOCK_SYNC && run == NULL) {
         xp_last_copy *last = &xp_scope_thread(s)->last_copy;
         last->valid = true;
