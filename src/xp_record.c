@@ -474,10 +474,12 @@ int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
      * same arguments in the same registers. */
     int rc = async ? ((xp_copy_async_real_fn)real)(dst, src, bytes, kind, stream)
                    : ((xp_copy_real_fn)real)(dst, src, bytes, kind);
-    int saved_errno = errno;
+    /* A recorded call's thread has a block, which knows where errno is. */
+    int *err = s.recording ? xp_scope_thread(&s)->errno_at : &errno;
+    int saved_errno = *err;
     copy_done(&s, api, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, bytes, kind,
               (uint64_t)(uintptr_t)stream, async, rc);
-    errno = saved_errno;
+    *err = saved_errno;
     return rc;
 }
 

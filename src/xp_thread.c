@@ -104,6 +104,7 @@ xp_thread *xp_thread_attach(void)
     xp_thread *t = claim();
     if (t == NULL && (t = map_new()) == NULL)
         return NULL;
+    t->errno_at = &errno;
     /* A signal handler may have attached one while this ran (NVTX calls are
      * not guarded against reentry): keep the first. */
     xp_thread *none = NULL;

@@ -82,6 +82,10 @@ typedef struct xp_thread {
     /* xp_inflight.c's: the thread's calls in flight (not cleared: zero
      * whenever the block is handed back). */
     xp_inflight_slot inflight;
+    /* The holding thread's errno (set when a thread gets the block): a
+     * recorded copy keeps the program's errno without calling
+     * __errno_location (issue 15). */
+    int *errno_at;
     /* Each module's part; zero when a thread gets the block. */
     xp_where_memo where[XP_WHERE_MEMO];
     xp_range_memo ranges[XP_RANGE_MEMO];
