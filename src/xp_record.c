@@ -255,52 +255,49 @@ facts_of(const copy_fields *k, bool async, xp_where *ws, xp_where *wd, uint32_t 
 }
 
 /* A plain 1D copy (no forced sides, no migration, no device given): the
- * pair memo's facts key for its kind and nature. */
+ * pair memo's facts key for its kind and nature (one lea; never 0). */
 static inline uint64_t plain_key(int kind, bool async)
 {
-    return (uint64_t)(uint32_t)kind << 32 | (uint64_t)async << 1 | 1u;
+    return ((uint64_t)(uint32_t)kind << 1 | async) + 1;
 }
 
-/* plain_facts's answer where the thread's pair memo cannot hold it (no
- * block, or a side in no known range). */
-static __thread xp_pair_memo plain_scratch __attribute__((tls_model("initial-exec")));
-
 /* plain_facts past the memo (out of line; the copy by value, so that the
- * hot caller's description of it stays in registers): worked out and
- * remembered with the sides, or, when the memo cannot hold them, in
- * plain_scratch. */
-static __attribute__((noinline)) const xp_pair_memo *plain_facts_slow(uint64_t src, uint64_t dst,
-                                                                      int kind, bool async)
+ * hot caller's description of it stays in registers): worked out into t's
+ * pair memo, which then holds them for the next call between the same
+ * sides; where no known range holds a side, for this call only (its sizes
+ * 0: no call hits it). */
+static __attribute__((noinline)) void plain_facts_slow(xp_thread *t, uint64_t src, uint64_t dst,
+                                                       int kind, bool async)
 {
     const copy_fields k = {.src = src, .dst = dst, .kind = kind, .async = async};
     uint64_t gen = xp_registry_generation();
-    xp_pair_memo f;
+    xp_pair_memo f = {.generation = gen};
     facts_of(&k, async, &f.ws, &f.wd, &f.facts, &f.facts_device);
-    xp_pair_memo *p = xp_pair_hit(xp_self, gen, src, dst);
-    if (p == NULL)
-        p = &plain_scratch;
+    xp_pair_memo *p = &t->pair;
+    if (xp_pair_hit(t, gen, src, dst) == NULL)
+        *p = f;
     p->ws = f.ws;
     p->wd = f.wd;
     p->facts_key = plain_key(kind, async);
     p->facts = f.facts;
     p->facts_device = f.facts_device;
     p->launch_count = launch_count(f.facts_device);   /* NULL for DEVICE_CURRENT */
-    return p;
 }
 
-/* A plain 1D copy's facts: from the thread's memory of its last copy when
- * that was between the same sides with the same kind and nature (a copy
- * loop's every call but the first).  The answer is read in place: only a
- * recorded call changes it, and none is recorded on the thread while this
- * one writes its record (a signal handler's call then is not: xp_engine.h,
- * xp_callee_clean). */
+/* A plain 1D copy's facts, in t's pair memo: from its memory of the last
+ * copy when that was between the same sides with the same kind and nature
+ * (a copy loop's every call but the first), else worked out.  Read in place:
+ * only a recorded call changes it, and none is recorded on the thread while
+ * this one writes its record (a signal handler's call then is not:
+ * xp_engine.h, xp_callee_clean). */
 static inline __attribute__((always_inline)) const xp_pair_memo *plain_facts(xp_thread *t,
                                                                              const copy_fields *k)
 {
-    const xp_pair_memo *p = xp_pair_hit(t, xp_registry_generation(), k->src, k->dst);
-    if (__builtin_expect(p != NULL && p->facts_key == plain_key(k->kind, k->async), 1))
-        return p;
-    return plain_facts_slow(k->src, k->dst, k->kind, k->async);
+    if (__builtin_expect(xp_pair_hit(t, xp_registry_generation(), k->src, k->dst) == NULL ||
+                             t->pair.facts_key != plain_key(k->kind, k->async),
+                         0))
+        plain_facts_slow(t, k->src, k->dst, k->kind, k->async);
+    return &t->pair;
 }
 
 /* A copy record: an ordinary call's (run NULL), or one of the copies a
@@ -335,8 +332,8 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         return;
     /* After the record's end time: hashing is not part of the call.  The
      * journal's space is zero (xp_journal_reserve): what stays 0 without a
-     * fingerprint (and, below, outside a graph) is not written (issue 15). */
-    uint8_t fp_kind = XP_FP_NONE;
+     * fingerprint (and, below, outside a graph) is not written (issue 15);
+     * the fingerprint's kind goes straight into it (XP_FP_NONE is 0). */
     xp_fp_mode mode = xp_sess.cfg.fingerprint;
     if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
@@ -344,12 +341,12 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         int side = k->height == 0 ? xp_fp_side(dir, ws, wd, k->sides, !k->async) : 0;
         uint64_t fp = 0;
         if (k->height != 0)
-            fp = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &fp_kind);
+            fp = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &r->fingerprint_kind);
         else if (side != 0)
-            fp = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode, &fp_kind);
+            fp = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
+                             &r->fingerprint_kind);
         r->fingerprint = fp;
-        r->fingerprint_kind = fp_kind;
-        if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
+        if (r->fingerprint_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
             r->full_fingerprint = k->height == 0 ? xp_fp_confirm_bytes(k->src, k->bytes, fp)
                                                  : xp_fp_confirm(c, fp);
     }
@@ -371,7 +368,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         last->device = device;
         last->start_ns = r->c.start_ns;
         last->stream = k->stream;
-        last->d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
+        last->d2h = dir == XP_DIR_D2H && r->fingerprint_kind == XP_FP_NONE && !k->migrate;
         if (last->d2h) {
             last->call = *c;
             last->wd = *wd;
