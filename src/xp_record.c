@@ -243,6 +243,17 @@ static inline uint32_t facts_word(uint8_t dir, uint8_t host_mem, uint8_t blockin
     return w;
 }
 
+/* A facts_word's direction and blocking bytes. */
+static inline uint8_t facts_dir(const xp_pair_memo *m)
+{
+    return (uint8_t)m->facts;
+}
+
+static inline uint8_t facts_blocking(const xp_pair_memo *m)
+{
+    return (uint8_t)(m->facts >> 16);
+}
+
 /* What a copy's record says that follows from its sides, its kind and its
  * nature (classify_copy's results). */
 static inline __attribute__((always_inline)) void
@@ -307,25 +318,22 @@ static inline __attribute__((always_inline)) void
 write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int status,
            const xp_graph_run *run)
 {
-    xp_where ws_of, wd_of;
-    const xp_where *ws = &ws_of, *wd = &wd_of;
-    uint32_t word;
-    int device;
-    const _Atomic uint64_t *kernels = NULL;
+    /* The facts, read where they are used (not copied into registers that
+     * would be spilled across the calls below): a plain copy's in its
+     * thread's pair memo, any other's worked out here. */
+    xp_pair_memo own;
+    const xp_pair_memo *m = &own;
     if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
-        const xp_pair_memo *m = plain_facts(xp_scope_thread(s), k);
-        ws = &m->ws;
-        wd = &m->wd;
-        word = m->facts;
-        device = m->facts_device;
-        kernels = m->launch_count;
+        m = plain_facts(xp_scope_thread(s), k);
     } else {
         /* A graph's copies run asynchronously, except that a launch stages a
          * pageable host side as cudaMemcpyAsync does, holding its caller. */
-        facts_of(k, run != NULL || k->async || k->migrate, &ws_of, &wd_of, &word, &device);
+        facts_of(k, run != NULL || k->async || k->migrate, &own.ws, &own.wd, &own.facts,
+                 &own.facts_device);
+        own.launch_count = NULL;
     }
-    uint8_t dir = (uint8_t)word, blocking = (uint8_t)(word >> 16);
-    device = device_now(device);
+    const xp_where *ws = &m->ws, *wd = &m->wd;
+    int device = device_now(m->facts_device);
     xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, sizeof *r, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
@@ -338,37 +346,39 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
          * description (the hottest copies). */
-        int side = k->height == 0 ? xp_fp_side(dir, ws, wd, k->sides, !k->async) : 0;
+        int side = k->height == 0 ? xp_fp_side(facts_dir(m), ws, wd, k->sides, !k->async) : 0;
         uint64_t fp = 0;
         if (k->height != 0)
-            fp = xp_fp_copy(c, dir, ws, wd, mode, !k->async, &r->fingerprint_kind);
+            fp = xp_fp_copy(c, facts_dir(m), ws, wd, mode, !k->async, &r->fingerprint_kind);
         else if (side != 0)
             fp = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
                              &r->fingerprint_kind);
         r->fingerprint = fp;
-        if (r->fingerprint_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
+        if (r->fingerprint_kind == XP_FP_SAMPLED && facts_dir(m) == XP_DIR_H2D)
             r->full_fingerprint = k->height == 0 ? xp_fp_confirm_bytes(k->src, k->bytes, fp)
                                                  : xp_fp_confirm(c, fp);
     }
-    r->kernel_seq = kernels != NULL ? atomic_load_explicit(kernels, memory_order_relaxed)
-                                    : xp_kernel_seq(device >= 0 ? device : xp_current_device);
+    r->kernel_seq = m->launch_count != NULL
+                        ? atomic_load_explicit(m->launch_count, memory_order_relaxed)
+                        : xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = k->src;
     r->dst = k->dst;
     r->bytes = k->bytes;
     r->stream = k->stream;
-    memcpy(&r->direction, &word, sizeof word);
+    memcpy(&r->direction, &m->facts, sizeof m->facts);
     r->nvtx_range = xp_nvtx_top;
     if (run != NULL) {
         r->graph_node = run->node_id;
         r->launch_stack_id = run->launch_stack;
     }
-    if (status == 0 && blocking != XP_BLOCK_SYNC && run == NULL) {
+    if (status == 0 && facts_blocking(m) != XP_BLOCK_SYNC && run == NULL) {
         xp_last_copy *last = &xp_scope_thread(s)->last_copy;
         last->valid = true;
         last->device = device;
         last->start_ns = r->c.start_ns;
         last->stream = k->stream;
-        last->d2h = dir == XP_DIR_D2H && r->fingerprint_kind == XP_FP_NONE && !k->migrate;
+        last->d2h =
+            facts_dir(m) == XP_DIR_D2H && r->fingerprint_kind == XP_FP_NONE && !k->migrate;
         if (last->d2h) {
             last->call = *c;
             last->wd = *wd;
