@@ -44,6 +44,7 @@ typedef struct xp_tls_block {
 /* Defined in xp_thread.c.  Initial-exec: the preload is loaded at start-up,
  * so its thread-locals live in the static TLS block and are reached without
  * __tls_get_addr. */
-extern __thread xp_tls_block xp_tls __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern __thread xp_tls_block xp_tls
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 #endif
