@@ -141,13 +141,20 @@ void xp_scope_leave_foreign(const xp_scope *s);
 
 static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope *s)
 {
-    xp_callee = s->callee_before;
-    xp_callee_clean = s->clean_before;
-    if (s->recording)
+    if (__builtin_expect(s->recording && !s->foreign, 1)) {
+        /* An outermost call (only a foreign one is recorded deeper): what
+         * xp_scope_returned left in xp_callee and xp_callee_clean, 0 and
+         * false, is what its entry found there (issue 15: no restore). */
         xp_inflight_leave(s->slot);
-    if (__builtin_expect(s->foreign, 0)) {
-        const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
-        xp_scope_leave_foreign(&t);
+    } else {
+        xp_callee = s->callee_before;
+        xp_callee_clean = s->clean_before;
+        if (s->recording)
+            xp_inflight_leave(s->slot);
+        if (s->foreign) {
+            const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
+            xp_scope_leave_foreign(&t);
+        }
     }
     xp_depth--;
 }
