@@ -293,6 +293,7 @@ static __attribute__((noinline)) void plain_facts_slow(xp_thread *t, uint64_t sr
     p->facts = f.facts;
     p->facts_device = f.facts_device;
     p->launch_count = launch_count(f.facts_device);   /* NULL for DEVICE_CURRENT */
+    p->device_asked = false;
 }
 
 /* A plain 1D copy's facts, in t's pair memo: from its memory of the last
@@ -301,7 +302,7 @@ static __attribute__((noinline)) void plain_facts_slow(xp_thread *t, uint64_t sr
  * only a recorded call changes it, and none is recorded on the thread while
  * this one writes its record (a signal handler's call then is not:
  * xp_engine.h, xp_callee_clean). */
-static inline __attribute__((always_inline)) const xp_pair_memo *plain_facts(xp_thread *t,
+static inline __attribute__((always_inline)) xp_pair_memo *plain_facts(xp_thread *t,
                                                                              const copy_fields *k)
 {
     if (__builtin_expect(xp_pair_hit(t, xp_registry_generation(), k->src, k->dst) == NULL ||
@@ -322,7 +323,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
      * would be spilled across the calls below): a plain copy's in its
      * thread's pair memo, any other's worked out here. */
     xp_pair_memo own;
-    const xp_pair_memo *m = &own;
+    xp_pair_memo *m = &own;
     if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
         m = plain_facts(xp_scope_thread(s), k);
     } else {
@@ -331,6 +332,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         facts_of(k, run != NULL || k->async || k->migrate, &own.ws, &own.wd, &own.facts,
                  &own.facts_device);
         own.launch_count = NULL;
+        own.device_asked = false;
     }
     const xp_where *ws = &m->ws, *wd = &m->wd;
     int device = device_now(m->facts_device);
@@ -385,8 +387,11 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
         }
     }
     xp_journal_commit_sized(r, sizeof *r);
-    if (status == 0)
+    /* Once per memo, not per call: the device's UUID stays asked for. */
+    if (status == 0 && !m->device_asked) {
         xp_devices_used(device);
+        m->device_asked = m->facts_device != DEVICE_CURRENT;
+    }
 }
 
 /* A copy call's record: a graph node while its stream captures, else the
@@ -727,8 +732,10 @@ void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status)
 void xp_record_after_fork(void)
 {
     xp_thread *t = xp_self;
-    if (t != NULL)
+    if (t != NULL) {
         t->last_copy.valid = false;
+        t->pair.facts_key = 0;   /* its device_asked is the parent's */
+    }
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
         atomic_store_explicit(&launches[i].n, 0, memory_order_relaxed);
 }

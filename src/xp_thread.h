@@ -53,11 +53,14 @@ typedef struct xp_pair_memo {
      * deriving them again (issue 15): its direction, host_mem, blocking and
      * kind bytes as the record lays them out, its device, and that
      * device's count of kernel launches (NULL: none, or the device is the
-     * thread's current one, which may change). */
+     * thread's current one, which may change); device_asked: a copy on
+     * that device succeeded since, so its UUID is in meta (xp_devices.h;
+     * forgotten with the memo in a forked child, whose meta starts empty). */
     uint64_t facts_key;
     uint32_t facts;
     int32_t facts_device;
     const _Atomic uint64_t *launch_count;
+    bool device_asked;
 } xp_pair_memo;
 
 /* The calling thread's last recorded call, when it was a copy that left
