@@ -53,9 +53,10 @@ typedef struct xp_scope {
  * first use) and not stopping. */
 bool xp_engine_ready(void);
 
-/* The session's state (xp_engine.c's: XP_ENGINE_ON when on) and the pid of
- * a vfork child that called exit() in our memory (0: none), read inline by
- * every hook (issue 15). */
+/* The session's state (xp_engine.c's: XP_ENGINE_ON when on), read inline by
+ * every hook (issue 15), and the pid of a vfork child that called exit() in
+ * our memory (0: none), which the in-flight gate's XP_GATE_VFORK says to
+ * the hooks. */
 #define XP_ENGINE_ON 2
 extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
 extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
@@ -63,16 +64,20 @@ extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
 /* xp_engine_enter past its common case (out of line). */
 xp_inflight_slot *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
 
+/* A call's out-of-line entry while XP_GATE_VFORK is set
+ * (xp_inflight_vfork_hook): on the main thread, once the child is gone, the
+ * session's end is armed again and the gate cleared. */
+void xp_engine_after_vfork(void) __attribute__((visibility("hidden")));
+
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
  * thread's in-flight slot, or NULL when the call is not recorded.  The
- * common case (the session on, no vfork child gone) is two loads. */
+ * common case (the session on) is one load before the in-flight count's
+ * (a vfork child gone shows in its gate). */
 static inline xp_inflight_slot *xp_engine_enter(void)
 {
     if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
-                                 XP_ENGINE_ON &&
-                             atomic_load_explicit(&xp_vfork_exited_child,
-                                                  memory_order_relaxed) == 0,
+                             XP_ENGINE_ON,
                          1))
         return xp_inflight_enter();
     return xp_engine_enter_slow();

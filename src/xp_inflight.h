@@ -42,6 +42,11 @@ typedef struct xp_inflight_slot {
 #define XP_GATE_CLOSED 1u
 #define XP_GATE_CUT 2u
 #define XP_GATE_FENCED 4u
+/* VFORK: a vfork child exited in the process's memory (xp_engine.c): calls
+ * take the out-of-line way, which runs xp_inflight_vfork_hook (the
+ * engine's, set at load); one test on the hot path for two (issue 15). */
+#define XP_GATE_VFORK 8u
+extern void (*xp_inflight_vfork_hook)(void) __attribute__((visibility("hidden")));
 extern _Atomic unsigned xp_inflight_gate __attribute__((visibility("hidden")));
 
 /* The calling thread's slot (in its xp_thread block), NULL until the
