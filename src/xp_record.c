@@ -303,7 +303,7 @@ static __attribute__((noinline)) void plain_facts_slow(xp_thread *t, uint64_t sr
  * this one writes its record (a signal handler's call then is not:
  * xp_engine.h, xp_callee_clean). */
 static inline __attribute__((always_inline)) xp_pair_memo *plain_facts(xp_thread *t,
-                                                                             const copy_fields *k)
+                                                                       const copy_fields *k)
 {
     if (__builtin_expect(xp_pair_hit(t, xp_registry_generation(), k->src, k->dst) == NULL ||
                              t->pair.facts_key != plain_key(k->kind, k->async),
