@@ -31,13 +31,6 @@
 #include "xp_stack.h"
 #include "xp_window.h"
 
-/* Initial-exec: the preload is loaded at start-up, so its thread-locals can
- * live in the static TLS block and be reached without __tls_get_addr. */
-__thread int xp_depth __attribute__((tls_model("initial-exec")));
-__thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
-__thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
-__thread int xp_current_device __attribute__((tls_model("initial-exec")));
-
 enum { ST_OFF = 0, ST_STARTING, ST_ON = XP_ENGINE_ON, ST_DISABLED, ST_STOPPING };
 
 /* The process's profiling session (xp_engine_int.h) and its state. */
@@ -60,7 +53,6 @@ void xp_engine_call_lost(void)
 /* Set in a child forked from this process: its database must not take the
  * parent's name (xp_outfile_choose).  Written by the atfork handler only. */
 static bool forked_child;
-__thread uint32_t xp_cached_tid __attribute__((tls_model("initial-exec")));
 
 /* Warnings: once per process, and never with --quiet. */
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -152,12 +144,13 @@ static bool vfork_child_gone(pid_t child)
 
 /* On the main thread only: a thread-local destructor of another thread
  * would end the session when that thread ends. */
-static void rearm_exit_after_vfork(void)
+void xp_engine_after_vfork(void)
 {
     pid_t child = atomic_load(&xp_vfork_exited_child);
     if (child <= 0 || xp_my_tid() != (uint32_t)getpid() || !vfork_child_gone(child))
         return;
     atomic_store(&xp_vfork_exited_child, 0);
+    atomic_fetch_and(&xp_inflight_gate, ~XP_GATE_VFORK);
     int saved = errno;
     (void)__cxa_thread_atexit_impl(xp_engine_exit_handler, NULL, &__dso_handle);
     errno = saved;
@@ -396,7 +389,7 @@ xp_inflight_slot *xp_engine_enter_slow(void)
 {
     /* The program's next CUDA call after a vfork child's exit(). */
     if (atomic_load_explicit(&xp_vfork_exited_child, memory_order_relaxed) != 0)
-        rearm_exit_after_vfork();
+        xp_engine_after_vfork();
     if (xp_engine_ready())
         return xp_inflight_enter();
     /* A call the program makes while we stop is a call we do not record. */
@@ -465,6 +458,7 @@ static void on_fork_child(void)
 __attribute__((constructor)) static void xp_engine_load(void)
 {
     pthread_atfork(NULL, NULL, on_fork_child);
+    xp_inflight_vfork_hook = xp_engine_after_vfork;
 }
 
 /* How long exit waits for calls in flight (a thread inside a copy or a
@@ -613,10 +607,12 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     }
     /* First: after vfork() a child that calls exit() runs this in its
      * parent's memory, where the session is the parent's; all it may do is
-     * tell the parent (rearm_exit_after_vfork). */
+     * tell the parent (xp_engine_after_vfork). */
     if (xp_sess.pid != getpid()) {
-        if (atomic_load(&xp_engine_state) == ST_ON)
+        if (atomic_load(&xp_engine_state) == ST_ON) {
             atomic_store(&xp_vfork_exited_child, getpid());
+            atomic_fetch_or(&xp_inflight_gate, XP_GATE_VFORK);
+        }
         return;
     }
     int expected = ST_ON;

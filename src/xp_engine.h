@@ -15,10 +15,11 @@
 #include "xp_format.h"
 #include "xp_inflight.h"
 #include "xp_stack.h"
+#include "xp_tls.h"
 
 /* Nesting depth of hooked calls on this thread: a runtime call that reaches
  * another hooked function (or our own CUDA calls) is not recorded twice. */
-extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
+#define xp_depth (xp_tls.depth)
 
 /* What the thread runs while xp_depth > 0, so that a hook entered then can
  * tell a call made by that code (really nested: the runtime calling the
@@ -32,8 +33,8 @@ extern __thread int xp_depth __attribute__((tls_model("initial-exec")));
  *   a record): only then may a foreign call be recorded.
  * Written by the thread itself and by signal handlers on it, each restoring
  * what it found, hence plain thread-locals. */
-extern __thread uintptr_t xp_callee __attribute__((tls_model("initial-exec")));
-extern __thread bool xp_callee_clean __attribute__((tls_model("initial-exec")));
+#define xp_callee (xp_tls.callee)
+#define xp_callee_clean (xp_tls.callee_clean)
 #define XP_CALLEE_OURS ((uintptr_t)1)
 
 /* A hooked call in progress. */
@@ -52,9 +53,10 @@ typedef struct xp_scope {
  * first use) and not stopping. */
 bool xp_engine_ready(void);
 
-/* The session's state (xp_engine.c's: XP_ENGINE_ON when on) and the pid of
- * a vfork child that called exit() in our memory (0: none), read inline by
- * every hook (issue 15). */
+/* The session's state (xp_engine.c's: XP_ENGINE_ON when on), read inline by
+ * every hook (issue 15), and the pid of a vfork child that called exit() in
+ * our memory (0: none), which the in-flight gate's XP_GATE_VFORK says to
+ * the hooks. */
 #define XP_ENGINE_ON 2
 extern _Atomic int xp_engine_state __attribute__((visibility("hidden")));
 extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
@@ -62,16 +64,20 @@ extern _Atomic int xp_vfork_exited_child __attribute__((visibility("hidden")));
 /* xp_engine_enter past its common case (out of line). */
 xp_inflight_slot *xp_engine_enter_slow(void) __attribute__((visibility("hidden")));
 
+/* A call's out-of-line entry while XP_GATE_VFORK is set
+ * (xp_inflight_vfork_hook): on the main thread, once the child is gone, the
+ * session's end is armed again and the gate cleared. */
+void xp_engine_after_vfork(void) __attribute__((visibility("hidden")));
+
 /* xp_engine_ready for a hooked call, which is then counted in flight until
  * xp_scope_leave (xp_inflight.h): exit waits for it or cuts it off.  The
  * thread's in-flight slot, or NULL when the call is not recorded.  The
- * common case (the session on, no vfork child gone) is two loads. */
+ * common case (the session on) is one load before the in-flight count's
+ * (a vfork child gone shows in its gate). */
 static inline xp_inflight_slot *xp_engine_enter(void)
 {
     if (__builtin_expect(atomic_load_explicit(&xp_engine_state, memory_order_acquire) ==
-                                 XP_ENGINE_ON &&
-                             atomic_load_explicit(&xp_vfork_exited_child,
-                                                  memory_order_relaxed) == 0,
+                             XP_ENGINE_ON,
                          1))
         return xp_inflight_enter();
     return xp_engine_enter_slow();
@@ -101,7 +107,12 @@ static inline __attribute__((always_inline)) void xp_scope_enter(xp_scope *s, ui
     } else {
         s->callee_before = xp_callee;
         s->clean_before = xp_callee_clean;
-        s->recording = xp_scope_enter_deeper(s);
+        /* A copy in, so that s itself never escapes: the hottest hooks keep
+         * it in registers (issue 15). */
+        xp_scope t = *s;
+        bool recording = xp_scope_enter_deeper(&t);
+        *s = t;
+        s->recording = recording;
         s->start_ns = s->recording ? xp_now_ns() : 0;
         /* ...unless this call is nested in our own work (then what was
          * beneath stays as unclean as it was).  Set in each branch: the
@@ -135,12 +146,21 @@ void xp_scope_leave_foreign(const xp_scope *s);
 
 static inline __attribute__((always_inline)) void xp_scope_leave(const xp_scope *s)
 {
-    xp_callee = s->callee_before;
-    xp_callee_clean = s->clean_before;
-    if (s->recording)
+    if (__builtin_expect(s->recording && !s->foreign, 1)) {
+        /* An outermost call (only a foreign one is recorded deeper): what
+         * xp_scope_returned left in xp_callee and xp_callee_clean, 0 and
+         * false, is what its entry found there (issue 15: no restore). */
         xp_inflight_leave(s->slot);
-    if (__builtin_expect(s->foreign, 0))
-        xp_scope_leave_foreign(s);
+    } else {
+        xp_callee = s->callee_before;
+        xp_callee_clean = s->clean_before;
+        if (s->recording)
+            xp_inflight_leave(s->slot);
+        if (s->foreign) {
+            const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
+            xp_scope_leave_foreign(&t);
+        }
+    }
     xp_depth--;
 }
 
@@ -170,7 +190,7 @@ static inline void xp_guard_leave(xp_guard g)
 }
 
 /* The calling thread's current device, as last set through cudaSetDevice. */
-extern __thread int xp_current_device __attribute__((tls_model("initial-exec")));
+#define xp_current_device (xp_tls.current_device)
 
 /* What the preload knows about an address. */
 typedef struct xp_where {
@@ -361,14 +381,6 @@ xp_session xp_engine_session(void);
  * interrupted the profiler's own work on its thread (counted in
  * records_lost at exit, with that reason). */
 void xp_engine_signal_call_lost(void);
-
-/* For a call from a signal handler (xp_scope.c): the interrupted call may
- * be a sync that pairs with the thread's last copy once it returns
- * (xp_rec_sync.copy_start_ns), so the handler's calls leave that state as
- * they found it: copied aside into XP_LAST_COPY_BYTES bytes, and back. */
-#define XP_LAST_COPY_BYTES 256
-void xp_engine_last_copy_aside(void *buf);
-void xp_engine_last_copy_back(const void *buf);
 
 /* A call whose record did not fit in the journal (counted in records_lost
  * at exit, with the journal's reason). */

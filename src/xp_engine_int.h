@@ -44,7 +44,7 @@ extern xp_sess_state xp_sess;
 
 /* The calling thread's id, asked of the kernel once per thread (reset in a
  * forked child); inline: every record carries it. */
-extern __thread uint32_t xp_cached_tid __attribute__((tls_model("initial-exec")));
+#define xp_cached_tid (xp_tls.tid)
 
 static inline uint32_t xp_my_tid(void)
 {

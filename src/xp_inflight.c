@@ -58,7 +58,7 @@
  */
 
 _Atomic unsigned xp_inflight_gate;
-__thread xp_inflight_slot *xp_inflight_self __attribute__((tls_model("initial-exec")));
+void (*xp_inflight_vfork_hook)(void);
 /* Calls refused while stopping (xp_inflight_refused). */
 static _Atomic uint64_t refused;
 /* Calls not recorded for want of a slot. */
@@ -104,6 +104,9 @@ xp_inflight_slot *xp_inflight_enter_slow(xp_inflight_slot *s)
         xp_inflight_self = &t->inflight;
         return xp_inflight_enter();
     }
+    if ((atomic_load_explicit(&xp_inflight_gate, memory_order_relaxed) & XP_GATE_VFORK) &&
+        xp_inflight_vfork_hook != NULL)
+        xp_inflight_vfork_hook();
     /* The store-load order membarrier gives elsewhere (FENCED). */
     atomic_thread_fence(memory_order_seq_cst);
     if (!(atomic_load_explicit(&xp_inflight_gate, memory_order_relaxed) & XP_GATE_CLOSED))

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xp_tls.h"
+
 /* Hook side (xp_scope_*).  A recorded call is counted from its entry
  * (xp_inflight_enter: NULL when exit has closed the gate; the call is then
  * not recorded and counted as lost) through the real call, to its writing
@@ -40,12 +42,16 @@ typedef struct xp_inflight_slot {
 #define XP_GATE_CLOSED 1u
 #define XP_GATE_CUT 2u
 #define XP_GATE_FENCED 4u
+/* VFORK: a vfork child exited in the process's memory (xp_engine.c): calls
+ * take the out-of-line way, which runs xp_inflight_vfork_hook (the
+ * engine's, set at load); one test on the hot path for two (issue 15). */
+#define XP_GATE_VFORK 8u
+extern void (*xp_inflight_vfork_hook)(void) __attribute__((visibility("hidden")));
 extern _Atomic unsigned xp_inflight_gate __attribute__((visibility("hidden")));
 
 /* The calling thread's slot (in its xp_thread block), NULL until the
  * thread's first recorded call. */
-extern __thread xp_inflight_slot *xp_inflight_self
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+#define xp_inflight_self (xp_tls.inflight)
 
 /* xp_inflight_enter past its common case (out of line): s NULL, the thread
  * has no slot yet; else the call's count is in s and the gate is not 0. */

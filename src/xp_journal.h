@@ -9,6 +9,7 @@
 
 #include "xp_checksum.h"
 #include "xp_format.h"
+#include "xp_tls.h"
 
 /* ---- writer (in the profiled process) ---------------------------------- */
 
@@ -22,17 +23,9 @@ typedef struct xp_journal_hot {
     const uint64_t *live_gen;
 } xp_journal_hot;
 
-/* The calling thread's chunk: where its next record goes.  initial-exec
- * TLS: the library is preloaded (so its TLS is static) and the hot path
- * must not call __tls_get_addr. */
-typedef struct xp_writer_tls {
-    char *next;                    /* where the next record goes */
-    char *end;                     /* end of the chunk */
-    uint64_t gen;                  /* the journal it belongs to; 0: none */
-    uint64_t chunk;                /* its index + 1 (0: none yet) */
-} xp_writer_tls;
-extern __thread xp_writer_tls xp_writer_self
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* The calling thread's chunk: where its next record goes (xp_tls.h: the
+ * hot path must not call __tls_get_addr). */
+#define xp_writer_self (xp_tls.writer)
 
 /* xp_journal_reserve past the thread's chunk (out of line). */
 void *xp_journal_reserve_slow(xp_journal *j, uint32_t size) __attribute__((visibility("hidden")));
@@ -65,6 +58,10 @@ static inline void *xp_journal_reserve(xp_journal *j, uint32_t size)
                              size >= sizeof(xp_rec_header) && (size & 7u) == 0,
                          1)) {
         char *p = t->next;
+        /* A chunk with room is never at address 0: callers' NULL checks
+         * fold away on this path (issue 15). */
+        if (p == NULL)
+            __builtin_unreachable();
         t->next = p + size;
         return p;
     }

@@ -66,8 +66,6 @@
  * same address (or the child's journal after fork).  Owned by this file. */
 static _Atomic uint64_t xp_journal_generations;
 
-/* The calling thread's chunk (xp_journal.h). */
-__thread xp_writer_tls xp_writer_self __attribute__((tls_model("initial-exec")));
 
 static bool xp_valid_size(uint32_t size)
 {

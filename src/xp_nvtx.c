@@ -14,8 +14,6 @@
 #include "xp_thread.h"
 #include "xp_window.h"
 
-__thread uint64_t xp_nvtx_top __attribute__((tls_model("initial-exec")));
-
 /* NVTX's value for "the tool does not track push/pop levels"
  * (NVTX_NO_PUSH_POP_TRACKING): what push and pop return on a thread that
  * could get no xp_thread block (the calling thread's open ranges live there). */

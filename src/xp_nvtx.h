@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "xp_tls.h"
+
 /* Open push ranges tracked per thread.  A push deeper than this still
  * returns the right level but is not recorded (meta nvtx_too_deep says so);
  * calls inside it are attributed to the deepest tracked range. */
@@ -27,7 +29,7 @@ typedef struct xp_nvtx_thread {
 /* The innermost push range open on this thread (any domain), 0 none: what
  * copy, memset and sync records carry as nvtx_range.  Written only by the
  * thread itself. */
-extern __thread uint64_t xp_nvtx_top __attribute__((tls_model("initial-exec")));
+#define xp_nvtx_top (xp_tls.nvtx_top)
 
 /* The hash a name is interned by (never 0): what a capture setting's name
  * is compared with. */

@@ -8,7 +8,9 @@
 #include "xp_engine_int.h"
 #include "xp_fingerprint.h"
 
+#include <limits.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "xp_devices.h"
@@ -16,10 +18,15 @@
 #include "xp_journal.h"
 #include "xp_nvtx.h"
 #include "xp_registry.h"
+#include "xp_thread.h"
 #include "xp_window.h"
 
 /* The next allocation's id, for the whole process (0 says "none"). */
 static _Atomic uint64_t next_alloc_id = 1;
+
+/* classify_copy's device when it is the calling thread's current one at
+ * the call (remembered as such with a copy's facts). */
+#define DEVICE_CURRENT INT_MIN
 
 /* Successful kernel launches per device since the session started, one
  * cache line each (threads launching on different devices do not share
@@ -50,11 +57,14 @@ reserve_call_at(uint16_t type, xp_api api, uint32_t size, const xp_scope *s, int
      * (xp_clock.h). */
     uint64_t end = xp_now_ns();
     c->end_ns = end > s->start_ns ? end : s->start_ns;
-    /* Not even a call without stacks (issue 15: every instruction counts). */
-    c->stack_id = stack_id != NULL             ? *stack_id
-                  : xp_sess.cfg.stack_depth > 0 ? xp_stack_capture(xp_sess.journal,
-                                                                   xp_sess.cfg.stack_depth, &s->site)
-                                                : 0;
+    /* Not even a call without stacks (issue 15: every instruction counts);
+     * nor a store of 0: the journal's space is zero (xp_journal_reserve). */
+    if (stack_id != NULL) {
+        c->stack_id = *stack_id;
+    } else if (xp_sess.cfg.stack_depth > 0) {
+        const xp_call_site site = s->site;   /* s does not escape (xp_scope_enter) */
+        c->stack_id = xp_stack_capture(xp_sess.journal, xp_sess.cfg.stack_depth, &site);
+    }
     c->status = status;
     c->device = device;
     return c;
@@ -85,11 +95,16 @@ static uint8_t host_mem_of(const xp_where *w)
                                                                         : XP_HOST_PAGEABLE;
 }
 
+/* Where device's launches are counted, NULL for a device out of range. */
+static inline const _Atomic uint64_t *launch_count(int device)
+{
+    return (unsigned)device < XP_MAX_DEVICES ? &launches[device].n : NULL;
+}
+
 uint64_t xp_kernel_seq(int device)
 {
-    return (unsigned)device < XP_MAX_DEVICES
-               ? atomic_load_explicit(&launches[device].n, memory_order_relaxed)
-               : 0;
+    const _Atomic uint64_t *n = launch_count(device);
+    return n != NULL ? atomic_load_explicit(n, memory_order_relaxed) : 0;
 }
 
 /* ---- copies ------------------------------------------------------------- */
@@ -113,36 +128,11 @@ static uint8_t blocking_of(bool async, uint8_t dir, uint8_t host_mem)
     return host_mem == XP_HOST_PAGEABLE ? XP_BLOCK_ASYNC_PAGEABLE : XP_BLOCK_ASYNC;
 }
 
-/* The calling thread's last recorded call, when it was a copy that left
- * work queued (anything but SYNC): if the next recorded call on the thread
- * synchronizes that copy's stream or device, the two are one blocking copy
- * in effect (xp_rec_sync.copy_start_ns).  Any other recorded call in
- * between (a launch, an event record, an allocation) breaks the pair.
- * Thread-owned; the copy's description is kept only when the sync can
- * fingerprint its destination (a D2H copy into readable host memory). */
-static __thread struct xp_last_copy {
-    bool valid, d2h;
-    int device;
-    uint64_t start_ns, stream;
-    xp_copy_call call;
-    xp_where wd;
-} last_copy __attribute__((tls_model("initial-exec")));
-
-static inline void forget_last_copy(void)
+/* A recorded call breaks the pairing of the thread's last copy with a
+ * sync (xp_thread.h, xp_last_copy). */
+static inline void forget_last_copy(const xp_scope *s)
 {
-    last_copy.valid = false;
-}
-
-_Static_assert(sizeof last_copy <= XP_LAST_COPY_BYTES, "XP_LAST_COPY_BYTES holds last_copy");
-
-void xp_engine_last_copy_aside(void *buf)
-{
-    memcpy(buf, &last_copy, sizeof last_copy);
-}
-
-void xp_engine_last_copy_back(const void *buf)
-{
-    memcpy(&last_copy, buf, sizeof last_copy);
+    xp_scope_thread(s)->last_copy.valid = false;
 }
 
 /* What the record of a copy reads of its description: read into these
@@ -218,7 +208,7 @@ classify_copy(const copy_fields *c, xp_where *ws, xp_where *wd, uint8_t *directi
     int device = dir == XP_DIR_D2H || dir == XP_DIR_D2D ? ws->device
                  : dir == XP_DIR_H2D ? wd->device : -1;
     if (device < 0 && dir != XP_DIR_H2H)
-        device = xp_current_device;
+        device = DEVICE_CURRENT;
     if (c->has_device)
         device = c->device;
     *direction = dir;
@@ -226,10 +216,100 @@ classify_copy(const copy_fields *c, xp_where *ws, xp_where *wd, uint8_t *directi
     *device_out = device;
 }
 
+/* classify_copy's device as recorded. */
+static inline int device_now(int device)
+{
+    return __builtin_expect(device == DEVICE_CURRENT, 0) ? xp_current_device : device;
+}
+
 void xp_copy_classify(const xp_copy_call *c, xp_copy_facts *f)
 {
     const copy_fields k = fields_of(c);
     classify_copy(&k, &f->ws, &f->wd, &f->direction, &f->host_mem, &f->device);
+    f->device = device_now(f->device);
+}
+
+/* A copy record's direction, host_mem, blocking and kind bytes as one word,
+ * in the record's order (xp_rec_copy.direction onwards). */
+_Static_assert(offsetof(xp_rec_copy, host_mem) == offsetof(xp_rec_copy, direction) + 1 &&
+                   offsetof(xp_rec_copy, blocking) == offsetof(xp_rec_copy, direction) + 2 &&
+                   offsetof(xp_rec_copy, kind) == offsetof(xp_rec_copy, direction) + 3,
+               "a copy record's facts word is four bytes in a row");
+static inline uint32_t facts_word(uint8_t dir, uint8_t host_mem, uint8_t blocking, int kind)
+{
+    uint8_t b[4] = {dir, host_mem, blocking, kind < 0 || kind > 254 ? 255 : (uint8_t)kind};
+    uint32_t w;
+    memcpy(&w, b, sizeof w);
+    return w;
+}
+
+/* A facts_word's direction and blocking bytes. */
+static inline uint8_t facts_dir(const xp_pair_memo *m)
+{
+    return (uint8_t)m->facts;
+}
+
+static inline uint8_t facts_blocking(const xp_pair_memo *m)
+{
+    return (uint8_t)(m->facts >> 16);
+}
+
+/* What a copy's record says that follows from its sides, its kind and its
+ * nature (classify_copy's results). */
+static inline __attribute__((always_inline)) void
+facts_of(const copy_fields *k, bool async, xp_where *ws, xp_where *wd, uint32_t *word,
+         int *device)
+{
+    uint8_t dir, host_mem;
+    classify_copy(k, ws, wd, &dir, &host_mem, device);
+    *word = facts_word(dir, host_mem, blocking_of(async, dir, host_mem), k->kind);
+}
+
+/* A plain 1D copy (no forced sides, no migration, no device given): the
+ * pair memo's facts key for its kind and nature (one lea; never 0). */
+static inline uint64_t plain_key(int kind, bool async)
+{
+    return ((uint64_t)(uint32_t)kind << 1 | async) + 1;
+}
+
+/* plain_facts past the memo (out of line; the copy by value, so that the
+ * hot caller's description of it stays in registers): worked out into t's
+ * pair memo, which then holds them for the next call between the same
+ * sides; where no known range holds a side, for this call only (its sizes
+ * 0: no call hits it). */
+static __attribute__((noinline)) void plain_facts_slow(xp_thread *t, uint64_t src, uint64_t dst,
+                                                       int kind, bool async)
+{
+    const copy_fields k = {.src = src, .dst = dst, .kind = kind, .async = async};
+    uint64_t gen = xp_registry_generation();
+    xp_pair_memo f = {.generation = gen};
+    facts_of(&k, async, &f.ws, &f.wd, &f.facts, &f.facts_device);
+    xp_pair_memo *p = &t->pair;
+    if (xp_pair_hit(t, gen, src, dst) == NULL)
+        *p = f;
+    p->ws = f.ws;
+    p->wd = f.wd;
+    p->facts_key = plain_key(kind, async);
+    p->facts = f.facts;
+    p->facts_device = f.facts_device;
+    p->launch_count = launch_count(f.facts_device);   /* NULL for DEVICE_CURRENT */
+    p->device_asked = false;
+}
+
+/* A plain 1D copy's facts, in t's pair memo: from its memory of the last
+ * copy when that was between the same sides with the same kind and nature
+ * (a copy loop's every call but the first), else worked out.  Read in place:
+ * only a recorded call changes it, and none is recorded on the thread while
+ * this one writes its record (a signal handler's call then is not:
+ * xp_engine.h, xp_callee_clean). */
+static inline __attribute__((always_inline)) xp_pair_memo *plain_facts(xp_thread *t,
+                                                                       const copy_fields *k)
+{
+    if (__builtin_expect(xp_pair_hit(t, xp_registry_generation(), k->src, k->dst) == NULL ||
+                             t->pair.facts_key != plain_key(k->kind, k->async),
+                         0))
+        plain_facts_slow(t, k->src, k->dst, k->kind, k->async);
+    return &t->pair;
 }
 
 /* A copy record: an ordinary call's (run NULL), or one of the copies a
@@ -239,63 +319,79 @@ static inline __attribute__((always_inline)) void
 write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int status,
            const xp_graph_run *run)
 {
-    xp_where ws, wd;
-    uint8_t dir, host_mem;
-    int device;
-    classify_copy(k, &ws, &wd, &dir, &host_mem, &device);
-    /* A graph's copies run asynchronously, except that a launch stages a
-     * pageable host side as cudaMemcpyAsync does, holding its caller. */
-    uint8_t blocking = blocking_of(run != NULL || k->async || k->migrate, dir, host_mem);
+    /* The facts, read where they are used (not copied into registers that
+     * would be spilled across the calls below): a plain copy's in its
+     * thread's pair memo, any other's worked out here. */
+    xp_pair_memo own;
+    xp_pair_memo *m = &own;
+    if (k->sides == 0 && !k->migrate && !k->has_device && run == NULL) {
+        m = plain_facts(xp_scope_thread(s), k);
+    } else {
+        /* A graph's copies run asynchronously, except that a launch stages a
+         * pageable host side as cudaMemcpyAsync does, holding its caller. */
+        facts_of(k, run != NULL || k->async || k->migrate, &own.ws, &own.wd, &own.facts,
+                 &own.facts_device);
+        own.launch_count = NULL;
+        own.device_asked = false;
+    }
+    const xp_where *ws = &m->ws, *wd = &m->wd;
+    int device = device_now(m->facts_device);
     xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, sizeof *r, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
-    /* After the record's end time: hashing is not part of the call. */
-    uint8_t fp_kind = XP_FP_NONE;
+    /* After the record's end time: hashing is not part of the call.  The
+     * journal's space is zero (xp_journal_reserve): what stays 0 without a
+     * fingerprint (and, below, outside a graph) is not written (issue 15);
+     * the fingerprint's kind goes straight into it (XP_FP_NONE is 0). */
     xp_fp_mode mode = xp_sess.cfg.fingerprint;
-    r->fingerprint = 0;
     if (status == 0 && mode != XP_FP_MODE_OFF && !k->migrate) {
         /* A 1D copy's side is its address: hashed without a region's
          * description (the hottest copies). */
-        int side = k->height == 0 ? xp_fp_side(dir, &ws, &wd, k->sides, !k->async) : 0;
+        int side = k->height == 0 ? xp_fp_side(facts_dir(m), ws, wd, k->sides, !k->async) : 0;
+        uint64_t fp = 0;
         if (k->height != 0)
-            r->fingerprint = xp_fp_copy(c, dir, &ws, &wd, mode, !k->async, &fp_kind);
+            fp = xp_fp_copy(c, facts_dir(m), ws, wd, mode, !k->async, &r->fingerprint_kind);
         else if (side != 0)
-            r->fingerprint = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
-                                         &fp_kind);
+            fp = xp_fp_bytes(side == XP_FP_SRC ? k->src : k->dst, k->bytes, mode,
+                             &r->fingerprint_kind);
+        r->fingerprint = fp;
+        if (r->fingerprint_kind == XP_FP_SAMPLED && facts_dir(m) == XP_DIR_H2D)
+            r->full_fingerprint = k->height == 0 ? xp_fp_confirm_bytes(k->src, k->bytes, fp)
+                                                 : xp_fp_confirm(c, fp);
     }
-    r->fingerprint_kind = fp_kind;
-    r->full_fingerprint = 0;
-    if (fp_kind == XP_FP_SAMPLED && dir == XP_DIR_H2D)
-        r->full_fingerprint = k->height == 0
-                                  ? xp_fp_confirm_bytes(k->src, k->bytes, r->fingerprint)
-                                  : xp_fp_confirm(c, r->fingerprint);
-    r->kernel_seq = xp_kernel_seq(device >= 0 ? device : xp_current_device);
+    r->kernel_seq = m->launch_count != NULL
+                        ? atomic_load_explicit(m->launch_count, memory_order_relaxed)
+                        : xp_kernel_seq(device >= 0 ? device : xp_current_device);
     r->src = k->src;
     r->dst = k->dst;
     r->bytes = k->bytes;
     r->stream = k->stream;
-    r->direction = dir;
-    r->host_mem = host_mem;
-    r->blocking = blocking;
-    r->kind = k->kind < 0 || k->kind > 254 ? 255 : (uint8_t)k->kind;
+    memcpy(&r->direction, &m->facts, sizeof m->facts);
     r->nvtx_range = xp_nvtx_top;
-    r->graph_node = run != NULL ? run->node_id : 0;
-    r->launch_stack_id = run != NULL ? run->launch_stack : 0;
-    if (status == 0 && blocking != XP_BLOCK_SYNC && run == NULL) {
-        last_copy.valid = true;
-        last_copy.device = device;
-        last_copy.start_ns = r->c.start_ns;
-        last_copy.stream = k->stream;
-        last_copy.d2h = dir == XP_DIR_D2H && fp_kind == XP_FP_NONE && !k->migrate;
-        if (last_copy.d2h) {
-            last_copy.call = *c;
-            last_copy.wd = wd;
+    if (run != NULL) {
+        r->graph_node = run->node_id;
+        r->launch_stack_id = run->launch_stack;
+    }
+    if (status == 0 && facts_blocking(m) != XP_BLOCK_SYNC && run == NULL) {
+        xp_last_copy *last = &xp_scope_thread(s)->last_copy;
+        last->valid = true;
+        last->device = device;
+        last->start_ns = r->c.start_ns;
+        last->stream = k->stream;
+        last->d2h =
+            facts_dir(m) == XP_DIR_D2H && r->fingerprint_kind == XP_FP_NONE && !k->migrate;
+        if (last->d2h) {
+            last->call = *c;
+            last->wd = *wd;
         }
     }
     xp_journal_commit_sized(r, sizeof *r);
-    if (status == 0)
+    /* Once per memo, not per call: the device's UUID stays asked for. */
+    if (status == 0 && !m->device_asked) {
         xp_devices_used(device);
+        m->device_asked = m->facts_device != DEVICE_CURRENT;
+    }
 }
 
 /* A copy call's record: a graph node while its stream captures, else the
@@ -307,7 +403,7 @@ static inline __attribute__((always_inline)) void record_ran(const xp_scope *s,
                                                              const xp_copy_call *c, int status)
 {
     const copy_fields k = fields_of(c);
-    forget_last_copy();
+    forget_last_copy(s);
     if (xp_window_skip(s->start_ns, XP_WIN_COPY))
         return;
     write_copy(s, c, &k, status, NULL);
@@ -327,7 +423,7 @@ void xp_record_copy(const xp_scope *s, const xp_copy_call *c, int status)
     if (!s->recording)
         return;
     if (captures_now() && status == 0 && xp_graph_capture_copy(s, c)) {
-        forget_last_copy();
+        forget_last_copy(s);
         return;
     }
     record_ran(s, c, status);
@@ -364,7 +460,8 @@ copy_done(xp_scope *s, xp_api api, uint64_t dst, uint64_t src, uint64_t bytes, i
     if (xp_scope_returned(s)) {
         if (captures_now()) {
             xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
-            xp_record_copy(s, &c, status);
+            const xp_scope t = *s;   /* s does not escape (xp_scope_enter) */
+            xp_record_copy(&t, &c, status);
         } else {
             xp_copy_call c = copy_1d(api, dst, src, bytes, kind, stream, async);
             record_ran(s, &c, status);
@@ -380,18 +477,21 @@ int xp_copy_1d(void *dst, const void *src, size_t bytes, int kind, void *stream,
     bool async = how & XP_COPY_1D_ASYNC;
     xp_scope s;
     s.site.ret = ret;
-    /* This frame's, a fixed distance from the program's stack pointer as
-     * the hook's own was (a stand-in for it, xp_stack.h). */
-    s.site.sp = (uintptr_t)&s;
+    /* Where the hook put ret, a fixed distance from the program's stack
+     * pointer (a stand-in for it, xp_stack.h); not s's own address, so that
+     * s stays in registers. */
+    s.site.sp = (uintptr_t)&ret;
     xp_scope_enter(&s, (uintptr_t)real);
     /* The function's own type is the runtime's (enum, cudaStream_t): the
      * same arguments in the same registers. */
     int rc = async ? ((xp_copy_async_real_fn)real)(dst, src, bytes, kind, stream)
                    : ((xp_copy_real_fn)real)(dst, src, bytes, kind);
-    int saved_errno = errno;
+    /* A recorded call's thread has a block, which knows where errno is. */
+    int *err = s.recording ? xp_scope_thread(&s)->errno_at : &errno;
+    int saved_errno = *err;
     copy_done(&s, api, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, bytes, kind,
               (uint64_t)(uintptr_t)stream, async, rc);
-    errno = saved_errno;
+    *err = saved_errno;
     return rc;
 }
 
@@ -415,7 +515,7 @@ void xp_record_alloc_on(const xp_scope *s, xp_api api, uint8_t kind, uint64_t pt
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     /* Host memory and address space belong to no device. */
     bool no_device = kind == XP_ALLOC_PINNED || kind == XP_ALLOC_REGISTERED ||
                      kind == XP_ALLOC_RESERVED;
@@ -458,7 +558,7 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (ptr == 0 && status == 0)
         return;
     bool handles = (kinds & XP_HANDLE_KINDS) != 0;
@@ -487,18 +587,19 @@ void xp_record_free_span(const xp_scope *s, xp_api api, unsigned kinds, uint64_t
 }
 
 /* Whether sync call `api` on `handle` waits for the thread's last copy. */
-static bool sync_completes_last_copy(xp_api api, uint64_t handle)
+static bool sync_completes_last_copy(const xp_last_copy *last_copy, xp_api api,
+                                     uint64_t handle)
 {
     switch (api) {
     case XP_API_cudaStreamSynchronize:
     case XP_API_cudaStreamSynchronize_ptsz:
     case XP_API_cuStreamSynchronize:
     case XP_API_cuStreamSynchronize_ptsz:
-        return handle == last_copy.stream;
+        return handle == last_copy->stream;
     case XP_API_cudaDeviceSynchronize:
     case XP_API_cuCtxSynchronize:
     case XP_API_cuCtxSynchronize_v2:
-        return last_copy.device < 0 || last_copy.device == xp_current_device;
+        return last_copy->device < 0 || last_copy->device == xp_current_device;
     default:
         return false;   /* an event: what it marks is not known here */
     }
@@ -508,8 +609,9 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
 {
     if (!s->recording)
         return;
-    bool paired = last_copy.valid && status == 0 && sync_completes_last_copy(api, handle);
-    forget_last_copy();
+    xp_last_copy *last = &xp_scope_thread(s)->last_copy;
+    bool paired = last->valid && status == 0 && sync_completes_last_copy(last, api, handle);
+    last->valid = false;
     if (xp_window_skip(s->start_ns, XP_WIN_SYNC))
         return;
     xp_rec_sync *r = reserve_call(XP_REC_SYNC, api, sizeof *r, s, status, xp_current_device);
@@ -517,11 +619,11 @@ void xp_record_sync(const xp_scope *s, xp_api api, uint64_t handle, int status)
         return;
     r->stream = handle;
     r->nvtx_range = xp_nvtx_top;
-    r->copy_start_ns = paired ? last_copy.start_ns : 0;
+    r->copy_start_ns = paired ? last->start_ns : 0;
     uint8_t fp_kind = XP_FP_NONE;
     /* The copy's bytes have all arrived now: its destination can be read. */
-    r->fingerprint = paired && last_copy.d2h
-                         ? xp_fp_copy(&last_copy.call, XP_DIR_D2H, &last_copy.wd, &last_copy.wd,
+    r->fingerprint = paired && last->d2h
+                         ? xp_fp_copy(&last->call, XP_DIR_D2H, &last->wd, &last->wd,
                                       xp_sess.cfg.fingerprint, true, &fp_kind)
                          : 0;
     r->fingerprint_kind = fp_kind;
@@ -533,7 +635,7 @@ void xp_record_call(const xp_scope *s, xp_api api, uint64_t arg0, int status)
 {
     if (!s->recording)
         return;
-    forget_last_copy();   /* a call between a copy and a sync breaks the pair */
+    forget_last_copy(s);   /* a call between a copy and a sync breaks the pair */
     if (status == 0)
         return;
     if (xp_window_skip(s->start_ns, XP_WIN_CALL))
@@ -587,7 +689,7 @@ void xp_record_memset(const xp_scope *s, xp_api api, uint64_t dst, int value, ui
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (__builtin_expect(atomic_load_explicit(&xp_graph_captures, memory_order_relaxed) != 0, 0) &&
         status == 0 && xp_graph_capture_memset(s, api, dst, value, bytes, stream))
         return;
@@ -606,7 +708,7 @@ void xp_record_launch(const xp_scope *s, xp_api api, uint64_t func, int status)
 {
     if (!s->recording)
         return;
-    forget_last_copy();
+    forget_last_copy(s);
     if (status != 0) {
         xp_record_call(s, api, func, status);
         return;
@@ -629,7 +731,11 @@ void xp_record_profiler(const xp_scope *s, xp_api api, bool start, int status)
 
 void xp_record_after_fork(void)
 {
-    forget_last_copy();
+    xp_thread *t = xp_self;
+    if (t != NULL) {
+        t->last_copy.valid = false;
+        t->pair.facts_key = 0;   /* its device_asked is the parent's */
+    }
     for (size_t i = 0; i < XP_MAX_DEVICES; i++)
         atomic_store_explicit(&launches[i].n, 0, memory_order_relaxed);
 }

@@ -90,7 +90,7 @@ bool xp_scope_enter_deeper(xp_scope *s)
     s->set_aside = t != NULL && !t->aside.held;
     if (s->set_aside) {
         t->aside.held = true;
-        xp_engine_last_copy_aside(t->aside.last_copy);
+        t->aside.last_copy = t->last_copy;
     }
     return true;
 }
@@ -99,7 +99,7 @@ void xp_scope_leave_foreign(const xp_scope *s)
 {
     if (s->set_aside) {
         xp_thread *t = xp_self;
-        xp_engine_last_copy_back(t->aside.last_copy);
+        t->last_copy = t->aside.last_copy;
         t->aside.held = false;
     }
 }

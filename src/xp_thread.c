@@ -9,7 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-__thread xp_thread *xp_self __attribute__((tls_model("initial-exec")));
+/* The hottest thread-locals of every module (xp_tls.h). */
+__thread xp_tls_block xp_tls __attribute__((tls_model("initial-exec")));
 
 /* Every block ever mapped, newest first.  Blocks are never unmapped nor
  * unlinked: walking the list needs no lock, and pushing onto it cannot meet
@@ -103,6 +104,7 @@ xp_thread *xp_thread_attach(void)
     xp_thread *t = claim();
     if (t == NULL && (t = map_new()) == NULL)
         return NULL;
+    t->errno_at = &errno;
     /* A signal handler may have attached one while this ran (NVTX calls are
      * not guarded against reentry): keep the first. */
     xp_thread *none = NULL;
