@@ -50,60 +50,61 @@ static bool xp_churn_kind(const struct xp_process *p, const struct xp_alloc *a)
     return !(api && strstr(api, "Async"));
 }
 
-/* The copies an earlier rule reported (claimed), by destination then
- * time: what xp_claimed_fills looks allocations up in. */
-struct xp_filled {
-    uint64_t dst;
-    int64_t at;
+/* A freed allocation of a churn kind, by address then time: what each copy
+ * an earlier rule reported (claimed) is looked up in. */
+struct xp_window {
+    uint64_t ptr;
+    int64_t alloc_ns, free_ns;
+    size_t alloc;
 };
 
-static int xp_by_dst_time(const void *a, const void *b)
+static int xp_by_ptr_time(const void *a, const void *b)
 {
-    const struct xp_filled *x = a, *y = b;
-    if (x->dst != y->dst)
-        return (x->dst > y->dst) - (x->dst < y->dst);
-    return (x->at > y->at) - (x->at < y->at);
+    const struct xp_window *x = a, *y = b;
+    if (x->ptr != y->ptr)
+        return (x->ptr > y->ptr) - (x->ptr < y->ptr);
+    return (x->alloc_ns > y->alloc_ns) - (x->alloc_ns < y->alloc_ns);
 }
 
-/* *fills: the claimed copies, sorted (NULL and 0 when none).  -1 out of memory. */
-static int xp_claimed_copies(const struct xp_process *p, struct xp_filled **fills, size_t *n)
+/* filled[i] = 1 for each churn candidate (site_of[i] != XP_NO_SITE) that
+ * received, while it lived, a claimed copy at its address: a buffer filled
+ * from its start, what a table re-sent into a fresh buffer is.  Held by
+ * allocation, not by copy: a million claimed copies of a small run cost
+ * nothing here (they once cost the report 32 MB, issue 15's budget).  An
+ * address is live once at a time, so a copy is looked up in the last
+ * window opened at its address before it.  -1 out of memory. */
+static int xp_claimed_fills(const struct xp_process *p, const size_t *site_of, uint8_t *filled)
 {
-    *fills = NULL;
-    *n = 0;
-    size_t m = 0;
-    for (size_t i = 0; i < p->n_copies; i++)
-        m += p->copies[i].claimed;
-    if (!m)
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_allocs; i++)
+        n += site_of[i] != XP_NO_SITE;
+    if (!n)
         return 0;
-    if (!(*fills = malloc(m * sizeof **fills)))
+    struct xp_window *w = malloc(n * sizeof *w);
+    if (!w)
         return -1;
-    for (size_t i = 0; i < p->n_copies; i++)
-        if (p->copies[i].claimed)
-            (*fills)[(*n)++] = (struct xp_filled){p->copies[i].dst, p->copies[i].start_ns};
-    qsort(*fills, *n, sizeof **fills, xp_by_dst_time);
-    return 0;
-}
-
-/* How many of the site's freed allocations received, while they lived, a
- * claimed copy at their address (a buffer filled from its start: what a
- * table re-sent into a fresh buffer is).  A binary search each. */
-static size_t xp_claimed_fills(const struct xp_process *p, const size_t *items, size_t n,
-                               const struct xp_filled *fills, size_t n_fills)
-{
-    size_t filled = 0;
-    for (size_t j = 0; j < n && n_fills; j++) {
-        const struct xp_alloc *a = &p->allocs[items[j]];
-        size_t lo = 0, hi = n_fills;   /* the first at (ptr, alloc_ns) or after */
+    n = 0;
+    for (size_t i = 0; i < p->n_allocs; i++)
+        if (site_of[i] != XP_NO_SITE)
+            w[n++] = (struct xp_window){p->allocs[i].ptr, p->allocs[i].alloc_ns, p->allocs[i].free_ns, i};
+    qsort(w, n, sizeof *w, xp_by_ptr_time);
+    for (size_t i = 0; i < p->n_copies; i++) {
+        const struct xp_copy *c = &p->copies[i];
+        if (!c->claimed)
+            continue;
+        size_t lo = 0, hi = n;   /* the first window after (dst, start) */
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (fills[mid].dst < a->ptr || (fills[mid].dst == a->ptr && fills[mid].at < a->alloc_ns))
+            if (w[mid].ptr < c->dst || (w[mid].ptr == c->dst && w[mid].alloc_ns <= c->start_ns))
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        filled += lo < n_fills && fills[lo].dst == a->ptr && fills[lo].at <= a->free_ns;
+        if (lo > 0 && w[lo - 1].ptr == c->dst && c->start_ns <= w[lo - 1].free_ns)
+            filled[w[lo - 1].alloc] = 1;
     }
-    return filled;
+    free(w);
+    return 0;
 }
 
 static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
@@ -111,8 +112,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
     struct xp_sites sites;
     xp_sites_init(&sites);
     size_t *site_of = NULL, *start = NULL, *order = NULL;
-    struct xp_filled *fills = NULL;
-    size_t n_fills = 0;
+    uint8_t *filled = NULL;
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
@@ -129,13 +129,15 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         s->aux |= UINT64_C(1) << (a->kind < 64 ? a->kind : 63);
     }
     if (!sites.n || !(site_of = malloc(p->n_allocs * sizeof *site_of)) ||
-        xp_claimed_copies(p, &fills, &n_fills) != 0)
+        !(filled = calloc(p->n_allocs, 1)))
         goto out;
     for (size_t i = 0; i < p->n_allocs; i++) {
         const struct xp_alloc *a = &p->allocs[i];
         site_of[i] = a->free_ns >= 0 && xp_churn_kind(p, a) ? xp_sites_lookup(&sites, a->alloc_stack)
                                                              : XP_NO_SITE;
     }
+    if (xp_claimed_fills(p, site_of, filled) != 0)
+        goto out;
     if (xp_sites_bucket(sites.n, site_of, p->n_allocs, &start, &order) != 0)
         goto out;
     int64_t len = xp_sub_sat(last, first);
@@ -159,8 +161,10 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         if (live < 0)
             goto out;
         uint64_t peak = (uint64_t)live;
-        if (windows * 2 < XP_CHURN_WINDOWS || peak * 4 > s->count ||
-            xp_claimed_fills(p, items, n, fills, n_fills) * 2 > n)
+        size_t n_filled = 0;
+        for (size_t j = 0; j < n; j++)
+            n_filled += filled[items[j]];
+        if (windows * 2 < XP_CHURN_WINDOWS || peak * 4 > s->count || n_filled * 2 > n)
             continue;
         bool pinned = (s->aux & ((UINT64_C(1) << XP_AK_PINNED) | (UINT64_C(1) << XP_AK_REGISTERED))) != 0;
         uint32_t api = p->allocs[items[0]].api;
@@ -183,7 +187,7 @@ static void xp_churn_process(struct xp_report *r, const struct xp_process *p)
         xp_finding_text(f, "api", "%s", xp_process_api(p, api));
     }
 out:
-    free(fills);
+    free(filled);
     free(site_of);
     free(start);
     free(order);
