@@ -198,8 +198,9 @@ static int xp_sites_check(xp_ingest *ig)
     return 0;
 }
 
-/* A site the mirror does not hold (or the first of a connection).  Apart
- * from xp_ig_site_ref so that a hit pays for no registers it saves. */
+/* A site the mirror does not hold (or the first of a connection).  A
+ * function of its own so that a hit does not pay for saving the registers
+ * this path needs. */
 static __attribute__((noinline)) sqlite3_int64 xp_site_miss(xp_ingest *ig, const site_key *k)
 {
     if (!ig->sites_checked) {
