@@ -129,6 +129,7 @@ int xp_ingest_open(const char *db_path, xp_ingest **out, char *err, size_t errle
     }
     ig->copies = (row_buf){.insert = S_COPY, .cols = 13};
     ig->syncs = (row_buf){.insert = S_SYNC, .cols = 7};
+    xp_ig_sites_forget(ig);   /* the database may hold sites already: loaded at first use */
     /* Created and checked now, so that a bad path shows at start-up. */
     if (xp_ig_attach(ig, 0) != 0) {
         xp_copy_err(ig, err, errlen);
@@ -288,6 +289,7 @@ void xp_ingest_close(xp_ingest *ig)
     free(ig->off);
     free(ig->dirty);
     free(ig->dirty_list);
+    xp_ig_sites_free(ig);
     free(ig->path);
     free(ig);
 }

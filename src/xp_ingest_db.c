@@ -32,6 +32,9 @@ static const char *const sql_text[S_COUNT] = {
                     "AND host_mem = ?8 AND blocking = ?9 AND kind = ?10",
     [S_SITE_ADD] = "INSERT INTO call_sites(api, status, device, tid, stream, stack, direction, "
                    "host_mem, blocking, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [S_SITE_MAX] = "SELECT coalesce(max(id), 0) FROM call_sites",
+    [S_SITE_ALL] = "SELECT id, api, status, device, tid, stream, stack, direction, host_mem, "
+                   "blocking, kind FROM call_sites ORDER BY id",
     [S_STACK_FIND] = "SELECT id FROM stacks WHERE hash = ?1",
     [S_STACK_ADD] = "INSERT INTO stacks(hash) VALUES (?1)",
     [S_STACK_SET] = "INSERT INTO stacks(hash, depth, frames, pyframes) VALUES (?1, ?2, ?3, ?4) "
@@ -142,7 +145,7 @@ int xp_ig_run(xp_ingest *ig, int which)
 
 void xp_ig_clear_caches(xp_ingest *ig)
 {
-    memset(ig->sites, 0, sizeof ig->sites);
+    xp_ig_sites_recheck(ig);
     memset(ig->stacks, 0, sizeof ig->stacks);
 }
 

@@ -18,12 +18,18 @@
 /* The longest records_lost_reason kept: reasons only repeat after that. */
 #define XP_MAX_REASON 2000
 
-/* Caches of ids already in the database, direct-mapped (a collision only
- * costs a query).  They are only ever a shortcut for a lookup: emptied when a
- * transaction rolls back (the rows they name are gone) and when another
- * connection wrote to the database. */
-#define SITE_CACHE 4096
+/* The cache of stacks ids already in the database, direct-mapped (a
+ * collision only costs a query).  Only ever a shortcut for a lookup: emptied
+ * when a transaction rolls back (the rows it names are gone) and at every
+ * attach (another connection may have written to the database). */
 #define STACK_CACHE 2048
+
+/* The call_sites mirror (xp_ingest_sites.c) grows from XP_SITE_SLOTS_MIN
+ * slots to XP_SITE_SLOTS_MAX (48 bytes each: 1.5 MiB of the profiled
+ * process at most, 24,576 sites at 3/4 full); past that it is a cache of the
+ * sites it holds and the others are looked up in the database. */
+#define XP_SITE_SLOTS_MIN 1024
+#define XP_SITE_SLOTS_MAX 32768
 
 /* Copies and syncs wait in a row_buf and are inserted XP_ROW_BATCH rows at a
  * time by one INSERT ... SELECT from a virtual table over the buffer
@@ -59,7 +65,7 @@ typedef struct stack_slot {
 
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
-    S_COPY, S_SYNC, S_SITE_FIND, S_SITE_ADD, S_STACK_FIND, S_STACK_ADD, S_STACK_SET,
+    S_COPY, S_SYNC, S_SITE_FIND, S_SITE_ADD, S_SITE_MAX, S_SITE_ALL, S_STACK_FIND, S_STACK_ADD, S_STACK_SET,
     S_MODULE, S_META, S_ALLOC, S_FREE, S_UNKNOWN_FREE, S_ERROR, S_MEMSET,
     S_PROGRESS_SET, S_PROGRESS_GET, S_LOST_N, S_LOST_REASON, S_TIMES_FIXED,
     S_JOURNAL_GET, S_JOURNAL_ADD, S_JOURNAL_TORN, S_META_DEFAULT,
@@ -117,7 +123,13 @@ struct xp_ingest {
     uint64_t records_read;           /* records the passes took from the journal (stored
                                         or counted lost), over the handle's life */
 
-    site_slot sites[SITE_CACHE];
+    /* The call_sites mirror: open addressing over site_slots slots (a power
+     * of two; NULL until the first site), site_count of them used. */
+    site_slot *sites;
+    uint32_t site_slots, site_count;
+    bool sites_all;           /* it holds every row of call_sites: a miss is a new site */
+    bool sites_checked;       /* compared with the database since the attach */
+    int64_t sites_max;        /* max(call_sites.id) as the mirror last knew it; -1: unknown */
     stack_slot stacks[STACK_CACHE];
 };
 
@@ -126,6 +138,22 @@ struct xp_ingest {
 static inline sqlite3_int64 xp_i64(uint64_t v)
 {
     return (sqlite3_int64)v;
+}
+
+/* One step of the hash the caches of ids index by. */
+static inline uint64_t xp_mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31);
+}
+
+/* Binds a stacks.id, 0 meaning none (NULL). */
+static inline void xp_ig_bind_stack(sqlite3_stmt *s, int i, sqlite3_int64 stack)
+{
+    if (stack > 0)
+        sqlite3_bind_int64(s, i, stack);
+    else
+        sqlite3_bind_null(s, i);
 }
 
 /* Shared by the parts as xp_ig_* (the public API is xp_ingest_*).  All
@@ -139,7 +167,8 @@ void xp_ig_err(xp_ingest *ig, const char *fmt, ...) __attribute__((format(printf
 int xp_ig_db_fail(xp_ingest *ig);
 /* Steps a statement that returns no row, then resets it. */
 int xp_ig_run(xp_ingest *ig, int which);
-/* Empties the caches of ids (they only ever shortcut a lookup). */
+/* Empties the stacks cache and has the call_sites mirror checked against the
+ * database before its next use (another connection may have written). */
 void xp_ig_clear_caches(xp_ingest *ig);
 /* PRAGMA data_version of the connection (-1 if it cannot be read). */
 long long xp_ig_data_version(xp_ingest *ig);
@@ -166,6 +195,20 @@ int xp_ig_lost_in_txn(xp_ingest *ig, unsigned long long n, const char *reason);
 int xp_ig_mark(xp_ingest *ig, uint64_t chunk, uint32_t end);
 /* Seeks r to where the database says each chunk stands. */
 int xp_ig_load_progress(xp_ingest *ig, xp_journal_reader *r);
+
+/* ---- call sites (xp_ingest_sites.c) ---- */
+
+/* call_sites.id for k (zero-filled before its fields were set: keys are
+ * compared with memcmp), the row added if new.  Only inside a transaction.
+ * Returns the id or -1. */
+sqlite3_int64 xp_ig_site_ref(xp_ingest *ig, const site_key *k);
+/* At attach: another process may have written since the last connection;
+ * the mirror is compared with the database before it is used again. */
+void xp_ig_sites_recheck(xp_ingest *ig);
+/* After a rollback: rows the mirror names may be gone; it is reloaded. */
+void xp_ig_sites_forget(xp_ingest *ig);
+/* Frees the mirror (xp_ingest_close). */
+void xp_ig_sites_free(xp_ingest *ig);
 
 /* ---- records into rows (xp_ingest_store.c) ---- */
 

@@ -1,5 +1,5 @@
 /* xp_ingest_store.c: journal records into rows: one function per record type, the
- * buffered multi-row inserts, and the interned stacks and call sites. */
+ * buffered multi-row inserts, and the interned stacks (call sites: xp_ingest_sites.c). */
 #include "xp_ingest_int.h"
 
 #include <errno.h>
@@ -49,12 +49,6 @@ static int xp_run_keyed(xp_ingest *ig, int which)
 
 /* ---- interning ------------------------------------------------------------ */
 
-static inline uint64_t xp_mix(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 31);
-}
-
 /* stacks.id for a journal stack hash, adding a placeholder row (depth and
  * frames NULL) when its STACK record has not been stored yet: another
  * thread's chunk may hold it further on.  Returns the id (0 for hash 0), or
@@ -80,59 +74,6 @@ static sqlite3_int64 xp_stack_ref(xp_ingest *ig, uint64_t hash)
         id = sqlite3_last_insert_rowid(ig->db);
     }
     slot->hash = hash;
-    slot->id = id;
-    return id;
-}
-
-/* Binds a stacks.id, 0 meaning none. */
-static void xp_bind_stack(sqlite3_stmt *s, int i, sqlite3_int64 stack)
-{
-    if (stack > 0)
-        sqlite3_bind_int64(s, i, stack);
-    else
-        sqlite3_bind_null(s, i);
-}
-
-static void xp_bind_site(sqlite3_stmt *s, const site_key *k)
-{
-    sqlite3_bind_int(s, 1, k->api);
-    sqlite3_bind_int(s, 2, k->status);
-    sqlite3_bind_int(s, 3, k->device);
-    sqlite3_bind_int64(s, 4, k->tid);
-    sqlite3_bind_int64(s, 5, k->stream);
-    xp_bind_stack(s, 6, k->stack);
-    sqlite3_bind_int(s, 7, k->direction);
-    sqlite3_bind_int(s, 8, k->host_mem);
-    sqlite3_bind_int(s, 9, k->blocking);
-    sqlite3_bind_int(s, 10, k->kind);
-}
-
-/* call_sites.id for k (which must be zero-filled before its fields are
- * set: it is compared with memcmp), added if new.  Returns the id or -1. */
-static sqlite3_int64 xp_site_ref(xp_ingest *ig, const site_key *k)
-{
-    uint64_t h = xp_mix(xp_mix(xp_mix(0, (uint64_t)k->stream), (uint64_t)k->stack),
-                        ((uint64_t)k->tid << 32) ^ ((uint64_t)(uint32_t)k->api << 16) ^
-                            (uint64_t)(uint32_t)k->status);
-    h = xp_mix(h, ((uint64_t)(uint32_t)k->device << 32) | ((uint64_t)k->direction << 24) |
-                      ((uint64_t)k->host_mem << 16) | ((uint64_t)k->blocking << 8) | k->kind);
-    site_slot *slot = &ig->sites[h & (SITE_CACHE - 1)];
-    if (slot->id != 0 && memcmp(&slot->key, k, sizeof *k) == 0)
-        return slot->id;
-    sqlite3_stmt *f = ig->st[S_SITE_FIND];
-    xp_bind_site(f, k);
-    int rc = sqlite3_step(f);
-    sqlite3_int64 id = rc == SQLITE_ROW ? sqlite3_column_int64(f, 0) : 0;
-    sqlite3_reset(f);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return xp_ig_db_fail(ig);
-    if (rc == SQLITE_DONE) {
-        xp_bind_site(ig->st[S_SITE_ADD], k);
-        if (xp_ig_run(ig, S_SITE_ADD) != 0)
-            return -1;
-        id = sqlite3_last_insert_rowid(ig->db);
-    }
-    slot->key = *k;
     slot->id = id;
     return id;
 }
@@ -222,7 +163,7 @@ static int xp_error_row(xp_ingest *ig, const xp_call *c, sqlite3_int64 stack,
     sqlite3_bind_int64(s, 5, c->h.tid);
     sqlite3_bind_int64(s, 6, xp_i64(c->start_ns));
     sqlite3_bind_int64(s, 7, xp_i64(c->end_ns));
-    xp_bind_stack(s, 8, stack);
+    xp_ig_bind_stack(s, 8, stack);
     if (copy_id > 0)
         sqlite3_bind_int64(s, 9, copy_id);
     else
@@ -278,7 +219,7 @@ static int xp_store_graph_node(xp_ingest *ig, const xp_rec_graph_node *r)
     sqlite3_bind_int64(s, 16, r->c.h.tid);
     sqlite3_bind_int64(s, 17, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 18, xp_i64(r->c.end_ns));
-    xp_bind_stack(s, 19, stack);
+    xp_ig_bind_stack(s, 19, stack);
     return xp_ig_run(ig, S_GRAPH_NODE);
 }
 
@@ -298,7 +239,7 @@ static int xp_store_block(xp_ingest *ig, const xp_rec_block *r)
     sqlite3_bind_int64(s, 6, xp_i64(r->bytes));
     sqlite3_bind_int64(s, 7, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 8, r->c.h.tid);
-    xp_bind_stack(s, 9, stack);
+    xp_ig_bind_stack(s, 9, stack);
     sqlite3_bind_int64(s, 10, xp_i64(r->allocated));
     sqlite3_bind_int64(s, 11, xp_i64(r->reserved_bytes));
     return xp_run_keyed(ig, S_BLOCK);
@@ -323,7 +264,7 @@ static sqlite3_int64 xp_call_site(xp_ingest *ig, const xp_call *c, uint64_t stre
     k.host_mem = host_mem;
     k.blocking = blocking;
     k.kind = kind;
-    return xp_site_ref(ig, &k);
+    return xp_ig_site_ref(ig, &k);
 }
 
 static int xp_store_copy(xp_ingest *ig, const xp_rec_copy *r)
@@ -411,7 +352,7 @@ static int xp_store_alloc(xp_ingest *ig, const xp_rec_alloc *r)
     sqlite3_bind_int64(s, 7, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 8, xp_i64(r->c.end_ns));
     sqlite3_bind_int64(s, 9, r->c.h.tid);
-    xp_bind_stack(s, 10, stack);
+    xp_ig_bind_stack(s, 10, stack);
     return xp_run_keyed(ig, S_ALLOC);
 }
 
@@ -437,7 +378,7 @@ static int xp_store_free(xp_ingest *ig, const xp_rec_free *r)
         sqlite3_bind_int64(s, 5, r->c.h.tid);
         sqlite3_bind_int64(s, 6, xp_i64(r->c.start_ns));
         sqlite3_bind_int64(s, 7, xp_i64(r->c.end_ns));
-        xp_bind_stack(s, 8, stack);
+        xp_ig_bind_stack(s, 8, stack);
         return xp_ig_run(ig, S_UNKNOWN_FREE);
     }
     if (r->alloc_id > INT64_MAX) {
@@ -450,7 +391,7 @@ static int xp_store_free(xp_ingest *ig, const xp_rec_free *r)
     sqlite3_bind_int64(s, 3, xp_i64(r->c.start_ns));
     sqlite3_bind_int64(s, 4, xp_i64(r->c.end_ns));
     sqlite3_bind_int64(s, 5, r->c.h.tid);
-    xp_bind_stack(s, 6, stack);
+    xp_ig_bind_stack(s, 6, stack);
     return xp_run_keyed(ig, S_FREE);
 }
 

@@ -58,6 +58,7 @@ void xp_ig_rollback(xp_ingest *ig)
     xp_txn_ended(ig);
     ig->copies.n = ig->syncs.n = 0;
     xp_ig_clear_caches(ig);
+    xp_ig_sites_forget(ig);
 }
 
 int xp_ig_lost_in_txn(xp_ingest *ig, unsigned long long n, const char *reason)

@@ -590,6 +590,85 @@ static void test_recover_edges(void **state)
     assert_true(exists(f->jpath));
 }
 
+/* A copy from call site `site` of many (each its own stream): bytes say
+ * which, so that a copy filed under another site's id shows. */
+static void put_site_copy(xp_journal *j, uint64_t site, uint64_t i)
+{
+    put_copy(j, XP_API_cudaMemcpy, START_MONO + 1000 * i, 0, 0, XP_DIR_H2D, XP_HOST_PAGEABLE,
+             XP_BLOCK_SYNC, 0x7f0000000000ull, 0x7f8000000000ull, site + 1, 0x1000 + site);
+}
+
+/* Each site stored once, every copy under its own site. */
+static void check_sites(sqlite3 *db, long long sites, long long copies)
+{
+    assert_int_equal(q_int(db, "SELECT count(*) FROM call_sites", -1), sites);
+    assert_int_equal(q_int(db, "SELECT count(DISTINCT stream) FROM call_sites", -1), sites);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies", -1), copies);
+    assert_int_equal(q_int(db, "SELECT count(*) FROM copies WHERE stream != 4095 + bytes", -1), 0);
+}
+
+/* More sites than the ingest's mirror of call_sites holds (24,576:
+ * xp_ingest_int.h), stored by passes of two handles in turn, as by the
+ * profiled process and a recovery beside it, and a pass rolled back after
+ * adding sites: no site stored twice, none under another's id.  The mirror
+ * treats a site it lacks as new only while it holds every row; another
+ * handle's rows and a rollback's must make it look again. */
+#define SITES_MANY 30000
+
+static void test_sites_across_passes(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    xp_journal *j = jw_create(f->jpath, 1);
+    xp_ingest *a = NULL, *b = NULL;
+    xp_journal_reader *ra = NULL, *rb = NULL;
+    assert_int_equal(xp_ingest_open(f->db, &a, err, sizeof err), 0);
+    assert_int_equal(xp_journal_open(f->jpath, &ra, err, sizeof err), 0);
+    sqlite3 *db = db_open(f->db);
+    uint64_t i = 0, copies = 0;
+
+    for (uint64_t s = 0; s < 10000; s++, copies++)
+        put_site_copy(j, s, i++);
+    assert_int_equal(xp_ingest_pass(a, ra, false, err, sizeof err), 0);
+    check_sites(db, 10000, (long long)copies);
+
+    /* A pass that adds sites, then fails: they are rolled back. */
+    for (uint64_t s = 10000; s < 10101; s++, copies++)
+        put_site_copy(j, s, i++);
+    db_exec(db, "CREATE TRIGGER inject BEFORE INSERT ON copy_rows WHEN NEW.bytes = 10101 "
+                "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+    assert_int_equal(xp_ingest_pass(a, ra, false, err, sizeof err), -1);
+    db_exec(db, "DROP TRIGGER inject");
+    check_sites(db, 10000, 10000);
+
+    /* Another handle stores sites the first has not seen. */
+    for (uint64_t s = 0; s < 20000; s++, copies++)
+        put_site_copy(j, s, i++);
+    assert_int_equal(xp_ingest_open(f->db, &b, err, sizeof err), 0);
+    assert_int_equal(xp_journal_open(f->jpath, &rb, err, sizeof err), 0);
+    assert_int_equal(xp_ingest_pass(b, rb, false, err, sizeof err), 0);
+    check_sites(db, 20000, (long long)copies);
+
+    /* The first handle again, past what its mirror holds. */
+    for (uint64_t s = 0; s < SITES_MANY; s++, copies++)
+        put_site_copy(j, s, i++);
+    assert_int_equal(xp_ingest_pass(a, ra, false, err, sizeof err), 0);
+    check_sites(db, SITES_MANY, (long long)copies);
+
+    /* And the other one, to the end. */
+    for (uint64_t s = SITES_MANY; s-- > 0; copies++)
+        put_site_copy(j, s, i++);
+    xp_journal_close(j);
+    assert_int_equal(xp_ingest_pass(b, rb, true, err, sizeof err), 0);
+    check_sites(db, SITES_MANY, (long long)copies);
+    assert_string_equal(Q_TEXT(db, "SELECT value FROM meta WHERE key = 'records_lost'"), "0");
+    sqlite3_close(db);
+    xp_ingest_close(a);
+    xp_ingest_close(b);
+    xp_journal_reader_close(ra);
+    xp_journal_reader_close(rb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +683,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recover_edges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_null_cells, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recover_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sites_across_passes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
