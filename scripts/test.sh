@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds with warnings as errors, and runs the whole test suite: the
-# default build, then the simulator's tests and all unit tests again under
-# AddressSanitizer (with UBSan) and under ThreadSanitizer, then each fuzz
-# target for FUZZ_SECONDS (default 20) in the fuzz build (scripts/fuzz.sh),
-# then the analyzer alone with the CUDA toolkit hidden (scripts/test_no_cuda.sh).
+# default build, then the simulator's tests, all unit tests and the capture
+# scenarios again under AddressSanitizer (with UBSan) and under
+# ThreadSanitizer, then each fuzz target for FUZZ_SECONDS (default 20) in the
+# fuzz build (scripts/fuzz.sh), then the analyzer alone with the CUDA toolkit hidden (scripts/test_no_cuda.sh).
 # Ends with one line "N passed, N failed" (", N skipped" when any were) summed
 # over the three runs, each fuzz target and the analyzer-only build counting
 # as one test.
@@ -23,8 +23,11 @@ run_suite() {
 }
 
 run_suite build ""
-run_suite build-asan "--suite sim --suite unit" -Db_sanitize=address,undefined -Db_lundef=false
-run_suite build-tsan "--suite sim --suite unit" -Db_sanitize=thread -Db_lundef=false
+# The capture scenarios too: real programs under the real preload, where a
+# race or an overflow of the preload's would show (the few a sanitizer makes
+# meaningless are left out by tests/capture/meson.build, each with its reason).
+run_suite build-asan "--suite sim --suite unit --suite capture" -Db_sanitize=address,undefined -Db_lundef=false
+run_suite build-tsan "--suite sim --suite unit --suite capture" -Db_sanitize=thread -Db_lundef=false
 
 # The fuzz targets: a failure is counted below (from fuzz-results.txt), not here.
 rm -f build-fuzz/fuzz-results.txt

@@ -76,6 +76,21 @@ void xp_stack_reset(void)
     xp_seen_clear(seen, SEEN_SLOTS);
 }
 
+/* A cached return-address slot, read wherever the stack now has it: on a
+ * hit that is the frame the cached walk found, on a miss it may be inside
+ * another frame's locals, which is what the comparison is for.  ASan's
+ * redzones lie between locals, so under ASan the read is made where it
+ * does not instrument it (out of line: an inlined body would be
+ * instrumented as its caller is); every other build reads it inline. */
+#if defined(__SANITIZE_ADDRESS__)
+__attribute__((no_sanitize_address, noinline)) static uintptr_t read_slot(uintptr_t slot)
+{
+    return *(const volatile uintptr_t *)slot;
+}
+#else
+#define read_slot(slot) (*(const volatile uintptr_t *)(slot))
+#endif
+
 static inline __attribute__((always_inline)) bool
 cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth, uint64_t gen, uint64_t py)
 {
@@ -90,7 +105,7 @@ cache_hit(const xp_cached_stack *e, const xp_call_site *site, int depth, uint64_
     uintptr_t diff = 0;
 #define XP_FRAME_DIFF(i)                                                       \
     case (i) + 1:                                                              \
-        diff |= *(const volatile uintptr_t *)e->slot[i] ^ e->frame[i];         \
+        diff |= read_slot(e->slot[i]) ^ e->frame[i];                           \
         __attribute__((fallthrough));
     _Static_assert(XP_STACK_CACHE_FRAMES == 32, "one case a cached frame");
     switch (e->n) {

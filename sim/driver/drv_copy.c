@@ -254,22 +254,15 @@ static CUresult do_copy_entry(rect dst, side_expect dexp, rect src, side_expect 
          * (its device time is the latency). */
         if (!async) {
             /* The synchronize comes first; the legacy stream's ordering
-             * reaches every blocking stream, so wait for the whole device. */
+             * reaches every blocking stream, so wait for the whole device.
+             * The bytes still go through staging and the stream: another
+             * thread may queue work on the stream once this returns, and
+             * only the stream orders it after this copy (writing the
+             * destination from here would race with it). */
             if (xpsim_stream_is_default(stream))
                 xpsim_device_synchronize(xpsim_stream_device(stream));
             else
                 xpsim_stream_synchronize(stream);
-            /* Nothing is queued before this copy now: the bytes can go
-             * straight to their destination, saving a staging copy. */
-            uint64_t t0 = xpsim_now_ns();
-            run_copy(job);
-            xpsim_sleep_until(t0 + move_ns);
-            job->e.width = 0;
-            w.duration_ns = cfg->latency_ns;
-            xpsim_stream_enqueue(stream, &w);
-            xpsim_debug("%s HtoD %llu bytes pageable stream %p (staged)", api,
-                        (unsigned long long)bytes, (void *)stream);
-            return CUDA_SUCCESS;
         }
         job->staging = malloc(bytes);
         if (job->staging == NULL) {

@@ -48,6 +48,9 @@ int main()
     rc("from", cudaMemcpyFromSymbol(back, var, sizeof back));                      // 2
     CHECK(memcmp(host, back, sizeof host) == 0);
     rc("to_offset", cudaMemcpyToSymbol(var, host + 16, 64, 128));                  // 3
+    // A pageable upload returns once staged; under --default-stream
+    // per-thread nothing orders its DMA before `stream`'s next one.
+    CHECK_OK(cudaStreamSynchronize(cudaStreamPerThread));
     rc("to_async", cudaMemcpyToSymbolAsync(var, host, sizeof host, 0,
                                            cudaMemcpyHostToDevice, stream));       // 4
     rc("from_async", cudaMemcpyFromSymbolAsync(back, var, sizeof back, 0,

@@ -29,7 +29,10 @@
 static FILE *results;
 static pthread_mutex_t results_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *dev;
-static unsigned char *host;
+static unsigned char *host;   /* a 64 KiB half per thread (index 0, 1) */
+/* This thread's half: two threads copying in and out of one host buffer
+ * would race on it (an upload reading what a download writes). */
+static __thread unsigned char *my_host;
 
 /* The program's own view of a thread's open push ranges. */
 typedef struct {
@@ -55,9 +58,9 @@ static void note(const char *fmt, ...)
 static void copy(const path_t *p, size_t bytes, bool up)
 {
     if (up)
-        CHECK_OK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+        CHECK_OK(cudaMemcpy(dev, my_host, bytes, cudaMemcpyHostToDevice));
     else
-        CHECK_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+        CHECK_OK(cudaMemcpy(my_host, dev, bytes, cudaMemcpyDeviceToHost));
     char buf[4096] = "-";
     size_t off = 0;
     for (int i = 0; i < p->n; i++)
@@ -92,6 +95,7 @@ static char step_names[2][3][16];
 static void steps(int t, pthread_barrier_t *go, nvtxRangeId_t to_end)
 {
     path_t p = {.tid = cap_tid()};
+    my_host = host + ((size_t)t << 16);
     size_t base = 10000u * (size_t)(t + 1);
     pthread_barrier_wait(go);
     copy(&p, base + 1, true);
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         CHECK((results = fopen(argv[1], "w")) != NULL);
-    host = calloc(1, 1u << 16);
+    host = calloc(2, 1u << 16);
     CHECK(host);
     CHECK_OK(cudaMalloc(&dev, 1u << 16));
     path_t p = {.tid = cap_tid()};

@@ -1,4 +1,4 @@
-/* Thread safety: 8 threads allocate, copy asynchronously on their own streams, verify and free, 200 times each; no data crosses between threads and the memory accounting balances. */
+/* Thread safety: 8 threads allocate, copy asynchronously on their own streams, verify and free, 200 times each; no data crosses between threads and the memory accounting balances.  And threads' cudaMemcpy from pageable memory into one buffer are ordered by the legacy stream, never interleaved. */
 #include "xpt_check.h"
 
 #include <pthread.h>
@@ -55,6 +55,48 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Synchronous pageable uploads into one device buffer from every thread:
+ * CUDA orders them in the legacy default stream, so the buffer ends up
+ * holding one thread's bytes whole, never a mix (ThreadSanitizer reports
+ * the simulator writing device memory outside the stream's order). */
+#define SHARED_SZ (256u << 10)
+#define SHARED_ITERS 50
+static void *shared_dev;
+
+static void *shared_worker(void *arg)
+{
+    unsigned id = (unsigned)(uintptr_t)arg;
+    unsigned char *src = malloc(SHARED_SZ);
+    CHECK(src);
+    xpt_fill(src, SHARED_SZ, 7000u + id);
+    pthread_barrier_wait(&start);
+    for (unsigned it = 0; it < SHARED_ITERS; it++)
+        CHECK_OK(cudaMemcpy(shared_dev, src, SHARED_SZ, cudaMemcpyHostToDevice));
+    free(src);
+    return NULL;
+}
+
+static void shared_buffer(void)
+{
+    CHECK_OK(cudaMalloc(&shared_dev, SHARED_SZ));
+    CHECK(pthread_barrier_init(&start, NULL, THREADS) == 0);
+    pthread_t t[THREADS];
+    for (unsigned i = 0; i < THREADS; i++)
+        CHECK(pthread_create(&t[i], NULL, shared_worker, (void *)(uintptr_t)i) == 0);
+    for (unsigned i = 0; i < THREADS; i++)
+        CHECK(pthread_join(t[i], NULL) == 0);
+    CHECK(pthread_barrier_destroy(&start) == 0);
+    unsigned char *back = malloc(SHARED_SZ);
+    CHECK(back);
+    CHECK_OK(cudaMemcpy(back, shared_dev, SHARED_SZ, cudaMemcpyDeviceToHost));
+    unsigned i = 0;
+    while (i < THREADS && xpt_find_mismatch(back, SHARED_SZ, 7000u + i) != SHARED_SZ)
+        i++;
+    CHECK_MSG(i < THREADS, "the shared buffer holds no single thread's bytes");
+    free(back);
+    CHECK_OK(cudaFree(shared_dev));
+}
+
 int main(void)
 {
     CHECK_OK(cudaFree(NULL));   /* create the context before measuring */
@@ -68,6 +110,7 @@ int main(void)
     for (unsigned i = 0; i < THREADS; i++)
         CHECK(pthread_join(t[i], NULL) == 0);
     CHECK(pthread_barrier_destroy(&start) == 0);
+    shared_buffer();
 
     CHECK_OK(cudaDeviceSynchronize());
     size_t free1 = 0;

@@ -143,7 +143,10 @@ static inline struct xp_copy upload(uint64_t fp, uint8_t kind, uint64_t bytes, u
 
 static inline struct xp_alloc alloc(uint64_t ptr, uint64_t bytes, int64_t at, int64_t freed, uint32_t stack)
 {
-    return (struct xp_alloc){.alloc_ns = at, .alloc_end_ns = at + 1, .free_ns = freed, .ptr = ptr,
+    /* The call took 1 ns, ending no later than the last representable time
+     * (test_odd_input allocates at INT64_MAX). */
+    int64_t end = at < INT64_MAX ? at + 1 : at;
+    return (struct xp_alloc){.alloc_ns = at, .alloc_end_ns = end, .free_ns = freed, .ptr = ptr,
                              .bytes = bytes, .alloc_stack = stack, .api = 2, .device = 0,
                              .kind = XP_AK_DEVICE};
 }
