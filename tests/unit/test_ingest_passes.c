@@ -461,10 +461,11 @@ static void put_patterned_copy(xp_journal *j, uint64_t i)
     xp_journal_commit(r);
 }
 
-/* A NULL is bound only where the parameter held a value (bindings outlive
- * sqlite3_reset, and statements are prepared again at each pass): every
- * cell must still be the record's, whichever row of which statement (32 at
- * once, or one at a time) it went through. */
+/* Every nullable cell is the record's, NULL or a value, whichever batch of
+ * the row buffer it went through (full ones, the rest at a pass's end, or
+ * early before a failed copy's error row): the buffer's rows reach SQLite
+ * through a virtual table (xp_ingest_vtab.c) whose null mask says which
+ * cells are NULL; it failed when the mask was ignored. */
 static void test_null_cells(void **state)
 {
     fixture *f = *state;
