@@ -199,7 +199,7 @@ int xp_ig_load_progress(xp_ingest *ig, xp_journal_reader *r);
 /* ---- call sites (xp_ingest_sites.c) ---- */
 
 /* call_sites.id for k (zero-filled before its fields were set: keys are
- * compared with memcmp), the row added if new.  Only inside a transaction.
+ * compared word by word, padding too), the row added if new.  Only inside a transaction.
  * Returns the id or -1. */
 sqlite3_int64 xp_ig_site_ref(xp_ingest *ig, const site_key *k);
 /* At attach: another process may have written since the last connection;

@@ -141,7 +141,7 @@ static bool xp_site_row(sqlite3_stmt *s, site_key *k)
         else if (!xp_col_in(s, i, lo[i], hi[i], &v[i]))
             return false;
     }
-    memset(k, 0, sizeof *k);   /* padding too: keys are compared with memcmp */
+    memset(k, 0, sizeof *k);   /* padding too: keys are compared word by word */
     k->api = (int32_t)v[1];
     k->status = (int32_t)v[2];
     k->device = (int32_t)v[3];
