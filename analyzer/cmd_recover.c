@@ -66,7 +66,7 @@ static int xp_recover_one(const char *arg)
     /* The count comes from the ingest pass itself: reading the journal a
      * second time only to count cost 3 % of a recovery (docs/performance.md). */
     uint64_t records = 0;
-    int rc = xp_recover_counted(db, &did, xp_progress_recover, &size, &records, err, sizeof err);
+    int rc = xp_recover_progress(db, &did, xp_progress_recover, &size, &records, err, sizeof err);
     xp_progress_clear();
     if (rc != 0) {
         /* Ingest's reasons usually start with the file they are about. */

@@ -47,7 +47,7 @@ static int xp_pending_ingest(const char *db, bool *did, char *live, size_t livel
     char why[512] = "";
     struct stat js;
     uint64_t size = stat(journal, &js) == 0 ? (uint64_t)js.st_size : 0;
-    if (xp_recover_progress(db, did, xp_progress_recover, &size, why, sizeof why) != 0) {
+    if (xp_recover_progress(db, did, xp_progress_recover, &size, NULL, why, sizeof why) != 0) {
         /* Ingest's reasons often start with the file they are about. */
         size_t n = strlen(db);
         const char *r = strncmp(why, db, n) == 0 && why[n] == ':' ? why + n + 1 : why;

@@ -296,17 +296,11 @@ void xp_ingest_close(xp_ingest *ig)
 
 int xp_recover(const char *db_path, bool *did, char *err, size_t errlen)
 {
-    return xp_recover_counted(db_path, did, NULL, NULL, NULL, err, errlen);
+    return xp_recover_progress(db_path, did, NULL, NULL, NULL, err, errlen);
 }
 
 int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
-                        void *user, char *err, size_t errlen)
-{
-    return xp_recover_counted(db_path, did, progress, user, NULL, err, errlen);
-}
-
-int xp_recover_counted(const char *db_path, bool *did, xp_recover_progress_fn progress,
-                       void *user, uint64_t *records, char *err, size_t errlen)
+                        void *user, uint64_t *records, char *err, size_t errlen)
 {
     struct stat sb;
     *did = false;

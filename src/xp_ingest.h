@@ -60,14 +60,11 @@ int xp_recover(const char *db_path, bool *did, char *err, size_t errlen);
 typedef void (*xp_recover_progress_fn)(void *user, uint64_t records, uint64_t bytes);
 
 /* xp_recover, calling progress(user, ...) every 4096 records stored (a
- * counter test per record: the ingest is not slowed). */
+ * counter test per record: the ingest is not slowed; progress may be NULL),
+ * and *records (OUT, may be NULL): the records this recovery took from the
+ * journal (stored, or counted in records_lost), not those an earlier pass
+ * had stored already. */
 int xp_recover_progress(const char *db_path, bool *did, xp_recover_progress_fn progress,
-                        void *user, char *err, size_t errlen);
-
-/* xp_recover_progress (progress may be NULL), and *records (OUT, may be
- * NULL): the records this recovery took from the journal (stored, or
- * counted in records_lost), not those an earlier pass had stored already. */
-int xp_recover_counted(const char *db_path, bool *did, xp_recover_progress_fn progress,
-                       void *user, uint64_t *records, char *err, size_t errlen);
+                        void *user, uint64_t *records, char *err, size_t errlen);
 
 #endif

@@ -526,7 +526,7 @@ static void test_recover_count(void **state)
     xp_journal_close(j);
     bool did = false;
     uint64_t records = 0;
-    if (xp_recover_counted(f->db, &did, NULL, NULL, &records, err, sizeof err) != 0)
+    if (xp_recover_progress(f->db, &did, NULL, NULL, &records, err, sizeof err) != 0)
         fail_msg("recover: %s", err);
     assert_true(did);
     assert_int_equal(records, 301);
