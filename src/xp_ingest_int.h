@@ -140,13 +140,6 @@ static inline sqlite3_int64 xp_i64(uint64_t v)
     return (sqlite3_int64)v;
 }
 
-/* One step of the hash the caches of ids index by. */
-static inline uint64_t xp_mix(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 31);
-}
-
 /* Binds a stacks.id, 0 meaning none (NULL). */
 static inline void xp_ig_bind_stack(sqlite3_stmt *s, int i, sqlite3_int64 stack)
 {
@@ -216,6 +209,9 @@ void xp_ig_sites_free(xp_ingest *ig);
 int xp_ig_store(xp_ingest *ig, const xp_rec_header *h);
 /* Inserts the rows waiting in b. */
 int xp_ig_flush(xp_ingest *ig, row_buf *b);
+
+/* ---- the row buffers as tables (xp_ingest_vtab.c) ---- */
+
 /* Registers the virtual tables xp_copy_buf and xp_sync_buf (the rows
  * waiting in ig->copies, ig->syncs) on the connection.  0 or -1. */
 int xp_ig_rows_module(xp_ingest *ig);

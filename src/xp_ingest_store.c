@@ -49,6 +49,13 @@ static int xp_run_keyed(xp_ingest *ig, int which)
 
 /* ---- interning ------------------------------------------------------------ */
 
+/* One step of the stacks cache's hash. */
+static inline uint64_t xp_mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31);
+}
+
 /* stacks.id for a journal stack hash, adding a placeholder row (depth and
  * frames NULL) when its STACK record has not been stored yet: another
  * thread's chunk may hold it further on.  Returns the id (0 for hash 0), or
