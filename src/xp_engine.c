@@ -497,6 +497,9 @@ static int finish(void)
     put_meta_u64("end_wall_ns", wall_ns());
     put_meta_u64("stacks_skipped_small_stack", xp_stack_skipped());
     put_meta_u64("journal_backlog_overruns", xp_journal_backlog_overruns(xp_sess.journal));
+    uint64_t self_populated;
+    put_meta_u64("journal_chunks", xp_journal_chunks(xp_sess.journal, &self_populated));
+    put_meta_u64("journal_chunks_populated_by_writers", self_populated);
     xp_window_finish();
     char err[512];
     uint64_t lost = atomic_load_explicit(&calls_lost, memory_order_relaxed);

@@ -135,11 +135,14 @@ typedef bool (*xp_spawn_fn)(pthread_t *thread, const pthread_attr_t *attr,
  * Returns whether it runs. */
 bool xp_journal_start_populator(xp_journal *j, xp_spawn_fn spawn);
 
-/* At exit: writes meta journal_chunks (chunks taken) and
- * journal_chunks_populated_by_writers (how many of them the thread that took
- * them had to populate itself), and tells the populator to stop, without
- * waiting for it (exit must not): it leaves within one chunk's work. */
+/* At exit: tells the populator to stop, without waiting for it (exit must
+ * not): it leaves within one chunk's work. */
 void xp_journal_stop_populator(xp_journal *j);
+
+/* Chunks taken so far, and (*self_populated) how many of them the thread
+ * that took one had to populate itself: meta journal_chunks and
+ * journal_chunks_populated_by_writers. */
+uint64_t xp_journal_chunks(const xp_journal *j, uint64_t *self_populated);
 
 /* In a child after fork(): forget the parent's journal without touching its
  * mappings' contents (the parent still writes there) and without freeing

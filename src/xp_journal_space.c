@@ -1,10 +1,8 @@
 /* xp_journal_space.c: room ahead of the journal's writers: growth, backlog bound, populated pages. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -388,9 +386,10 @@ bool xp_journal_start_populator(xp_journal *j, xp_spawn_fn spawn)
     return made;
 }
 
-/* Tells the populator, if one runs, to stop. */
-static void xp_pop_stop(xp_journal *j)
+void xp_journal_stop_populator(xp_journal *j)
 {
+    if (j == NULL)
+        return;
     uint32_t s = atomic_load(&j->pop_state);
     while (s != XP_POP_NONE && s != XP_POP_STOP &&
            !atomic_compare_exchange_weak(&j->pop_state, &s, XP_POP_STOP)) {
@@ -399,23 +398,15 @@ static void xp_pop_stop(xp_journal *j)
         (void)xp_futex(&j->pop_state, FUTEX_WAKE, 1, NULL);
 }
 
-void xp_journal_stop_populator(xp_journal *j)
+uint64_t xp_journal_chunks(const xp_journal *j, uint64_t *self_populated)
 {
-    if (j == NULL)
-        return;
-    char n[24];
-    uint32_t tid = (uint32_t)syscall(SYS_gettid);
-    snprintf(n, sizeof n, "%" PRIu64, atomic_load_explicit(&j->next_chunk, memory_order_relaxed));
-    xp_journal_put_meta(j, tid, "journal_chunks", n);
-    snprintf(n, sizeof n, "%" PRIu64,
-             atomic_load_explicit(&j->self_populated, memory_order_relaxed));
-    xp_journal_put_meta(j, tid, "journal_chunks_populated_by_writers", n);
-    xp_pop_stop(j);
+    *self_populated = atomic_load_explicit(&j->self_populated, memory_order_relaxed);
+    return atomic_load_explicit(&j->next_chunk, memory_order_relaxed);
 }
 
 void xp_populator_join(xp_journal *j)
 {
-    xp_pop_stop(j);
+    xp_journal_stop_populator(j);
     uint32_t s;
     while ((s = atomic_load(&j->pop_state)) == XP_POP_STOP)
         (void)xp_futex(&j->pop_state, FUTEX_WAIT, s, NULL);
