@@ -89,7 +89,7 @@ plain = plain_run(args, [args.python, args.prog, '--profile-memory'], env12)
 prof = torch_run(args, os.path.join(d, 'prof.db'), None, ['--profile-memory'])
 if expect_rc(plain, 0, 'torch_blocks.py --profile-memory without xferprof') and \
         expect_rc(prof, 0, 'torch_blocks.py --profile-memory under xferprof'):
-    check('device bytes' in plain.out and 'memory events 0,' not in plain.out,
+    check('device bytes' in plain.out and 'device memory events 0,' not in plain.out,
           'the profiler saw device memory', plain.out)
     check_eq(prof.out, plain.out, "the program's profiler saw the same with xferprof")
 finish()
