@@ -336,7 +336,12 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
     }
     const xp_where *ws = &m->ws, *wd = &m->wd;
     int device = device_now(m->facts_device);
-    xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, sizeof *r, s, status, device,
+    /* A copy outside a graph ends before the graph's two fields: 120 bytes,
+     * not 136, which the readers take as a whole record with those fields 0
+     * (issue 15: a copy's time is mostly its record's cold cache lines).
+     * Constant in each caller, since this is inlined with `run` known. */
+    const uint32_t size = run != NULL ? sizeof(xp_rec_copy) : XP_REC_COPY_V4_SIZE;
+    xp_rec_copy *r = reserve_call_at(XP_REC_COPY, k->api, size, s, status, device,
                                      run != NULL ? &run->node_stack : NULL);
     if (r == NULL)
         return;
@@ -386,7 +391,7 @@ write_copy(const xp_scope *s, const xp_copy_call *c, const copy_fields *k, int s
             last->wd = *wd;
         }
     }
-    xp_journal_commit_sized(r, sizeof *r);
+    xp_journal_commit_sized(r, size);
     /* Once per memo, not per call: the device's UUID stays asked for. */
     if (status == 0 && !m->device_asked) {
         xp_devices_used(device);
