@@ -20,6 +20,7 @@
 #include "xp_cuda_status.h"
 #include "xp_progress.h"
 #include "xp_render.h"
+#include "xp_schema.h"
 
 /* ---- the sources ------------------------------------------------------- */
 
@@ -386,19 +387,6 @@ static int64_t xp_run_end(sqlite3 *db)
     return v;
 }
 
-static bool xp_has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    bool yes = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ? AND type IN "
-                               "('table', 'view')", -1, &st, NULL) != SQLITE_OK)
-        return false;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    yes = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return yes;
-}
-
 int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, bool proto, FILE *out,
                        char *note, size_t notelen, char *err, size_t errlen)
 {
@@ -420,9 +408,10 @@ int xp_export_perfetto(sqlite3 *db, const struct xp_sites *sites, bool proto, FI
 
     if (note && notelen)
         note[0] = '\0';
-    size_t use = nsrc;
-    if (!xp_has_table(db, "nvtx_ranges"))
-        use = first_nvtx;
+    /* A database from before NVTX ranges has no table for them; one that
+     * cannot say is read as such, and its copies still exported. */
+    int nvtx;
+    size_t use = xp_schema_has(db, "nvtx_ranges", &nvtx) == SQLITE_OK && nvtx ? nsrc : first_nvtx;
     for (size_t i = 0; i < use; i++) {
         if (sqlite3_prepare_v2(db, src[i].sql, -1, &src[i].st, NULL) == SQLITE_OK)
             continue;

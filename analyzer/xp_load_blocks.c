@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "xp_format.h"
+#include "xp_schema.h"
 
 static int xp_by_taken(const void *a, const void *b)
 {
@@ -16,16 +17,9 @@ int xp_load_blocks(sqlite3 *db, struct xp_process *p)
 {
     sqlite3_stmt *st = NULL;
     /* A database from before schema 3 has none. */
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema "
-                                    "WHERE type = 'table' AND name = 'block_rows'",
-                                -1, &st, NULL);
+    int has;
+    int rc = xp_schema_has(db, "block_rows", &has);
     if (rc != SQLITE_OK)
-        goto out;
-    rc = sqlite3_step(st);
-    bool has = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc != SQLITE_ROW)
         goto out;
     if (!has)
         return SQLITE_OK;

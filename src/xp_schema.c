@@ -628,6 +628,23 @@ static int query_int(sqlite3 *db, const char *sql, long long *out)
     return rc;
 }
 
+int xp_schema_has(sqlite3 *db, const char *name, int *has)
+{
+    sqlite3_stmt *st = NULL;
+    *has = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE name = ?1 AND type IN "
+                                    "('table', 'view')", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        *has = rc == SQLITE_ROW;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The tables whose last page xp_schema_check touches: a file cut short
  * usually lost the pages written last, at the right edge of these trees. */
 static const char *const right_edges[] = {

@@ -42,6 +42,11 @@ int xp_schema_create(sqlite3 *db, char *err, size_t errlen);
  * not a database", "database disk image is malformed"). */
 int xp_schema_check(sqlite3 *db, int *version, char *err, size_t errlen);
 
+/* Whether db has a table or view named `name` (an older schema lacks some).
+ * Returns SQLITE_OK with the answer in *has (OUT), or SQLite's error code
+ * (a reader that cannot tell should say why, not guess). */
+int xp_schema_has(sqlite3 *db, const char *name, int *has);
+
 /* Adds the names of api ids this build knows that db lacks (a database made
  * by an older build, recovered by a newer one).  Returns 0 or -1 with err
  * (OUT) set. */
