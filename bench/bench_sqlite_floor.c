@@ -1,11 +1,14 @@
 /* bench_sqlite_floor.c: what SQLite alone costs per row inserted, the floor
  * under the ingest's cost per record (issue 15; numbers, not pass/fail).
  *
- *   bench_sqlite_floor DB ROWS COLUMNS ROWS_PER_STATEMENT [NULLS]
+ *   bench_sqlite_floor DB ROWS COLUMNS [v]ROWS_PER_STATEMENT [NULLS]
  *
  * Inserts ROWS rows of COLUMNS integer columns (and the rowid) into a new
  * table in DB, through one prepared multi-row INSERT of ROWS_PER_STATEMENT
- * rows bound again and again, in one transaction.  The last NULLS columns
+ * rows bound again and again, in one transaction.  With a `v` before the
+ * count, through one INSERT ... SELECT * from an eponymous virtual table
+ * that hands SQLite that many rows of the values, as the ingest stores its
+ * rows (src/xp_ingest_vtab.c), with nothing bound: that path's floor.  The last NULLS columns
  * (default 0) are NULL in every row, bound once: bindings outlive
  * sqlite3_reset, so the cheapest way to insert them binds nothing per row.
  * COLUMNS "copy" is the row of bench_overhead's copies as the ingest stores
@@ -41,6 +44,116 @@ static sqlite3_int64 copy_value(long c, long n)
     return c == 4 ? 41845797255941ll + n * 3800 : c == 5 ? 3700 + n % 200 : fixed[c];
 }
 
+/* The virtual table of `v` mode: ROWS_PER_STATEMENT rows of the values,
+ * the last NULLS columns NULL; as small as a table SQLite can read. */
+typedef struct floor_rows {
+    const sqlite3_int64 *val;
+    long cols, nulls, per;
+} floor_rows;
+
+typedef struct floor_vtab {
+    sqlite3_vtab base;
+    const floor_rows *t;
+} floor_vtab;
+
+typedef struct floor_cursor {
+    sqlite3_vtab_cursor base;
+    const floor_rows *t;
+    long r;
+} floor_cursor;
+
+static int rows_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                        sqlite3_vtab **out, char **err)
+{
+    (void)argc, (void)argv, (void)err;
+    const floor_rows *t = aux;
+    char *sql = sqlite3_mprintf("CREATE TABLE x(c0");
+    for (long c = 1; sql && c < t->cols; c++)
+        sql = sqlite3_mprintf("%z, c%ld", sql, c);
+    sql = sql ? sqlite3_mprintf("%z)", sql) : NULL;
+    int rc = sql ? sqlite3_declare_vtab(db, sql) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK)
+        return rc;
+    floor_vtab *v = sqlite3_malloc(sizeof *v);
+    if (v == NULL)
+        return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    v->t = t;
+    *out = &v->base;
+    return SQLITE_OK;
+}
+
+static int rows_disconnect(sqlite3_vtab *v)
+{
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static int rows_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+    (void)v;
+    info->estimatedCost = info->estimatedRows = 256;
+    return SQLITE_OK;
+}
+
+static int rows_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    floor_cursor *c = sqlite3_malloc(sizeof *c);
+    if (c == NULL)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->t = ((const floor_vtab *)v)->t;
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int rows_close(sqlite3_vtab_cursor *c)
+{
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int rows_filter(sqlite3_vtab_cursor *c, int idx, const char *idx_str, int argc,
+                       sqlite3_value **argv)
+{
+    (void)idx, (void)idx_str, (void)argc, (void)argv;
+    ((floor_cursor *)c)->r = 0;
+    return SQLITE_OK;
+}
+
+static int rows_next(sqlite3_vtab_cursor *c)
+{
+    ((floor_cursor *)c)->r++;
+    return SQLITE_OK;
+}
+
+static int rows_eof(sqlite3_vtab_cursor *c)
+{
+    const floor_cursor *k = (const floor_cursor *)c;
+    return k->r >= k->t->per;
+}
+
+static int rows_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col)
+{
+    const floor_cursor *k = (const floor_cursor *)c;
+    if (col < k->t->cols - k->t->nulls)
+        sqlite3_result_int64(ctx, k->t->val[k->r * k->t->cols + col]);
+    return SQLITE_OK;
+}
+
+static int rows_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *id)
+{
+    *id = ((const floor_cursor *)c)->r;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module rows_module = {
+    .xConnect = rows_connect, .xBestIndex = rows_best_index, .xDisconnect = rows_disconnect,
+    .xOpen = rows_open, .xClose = rows_close, .xFilter = rows_filter, .xNext = rows_next,
+    .xEof = rows_eof, .xColumn = rows_column, .xRowid = rows_rowid,
+};
+
 int main(int argc, char **argv)
 {
     if (argc != 5 && argc != 6) {
@@ -48,7 +161,8 @@ int main(int argc, char **argv)
         return 2;
     }
     bool copy = strcmp(argv[3], "copy") == 0;
-    long rows = atol(argv[2]), cols = copy ? 13 : atol(argv[3]), per = atol(argv[4]);
+    bool vtab = argv[4][0] == 'v';
+    long rows = atol(argv[2]), cols = copy ? 13 : atol(argv[3]), per = atol(argv[4] + vtab);
     long nulls = copy ? 4 : argc == 6 ? atol(argv[5]) : 0;
     if (rows < 1 || cols < 1 || cols > 64 || per < 1 || per > 512 || cols * per > 32766 ||
         nulls < 0 || nulls >= cols) {
@@ -70,13 +184,17 @@ int main(int argc, char **argv)
     sql = sqlite3_mprintf("INSERT INTO t(c0");
     for (long c = 1; sql && c < cols; c++)
         sql = sqlite3_mprintf("%z, c%ld", sql, c);
-    sql = sql ? sqlite3_mprintf("%z) VALUES ", sql) : NULL;
-    for (long r = 0; sql && r < per; r++) {
+    /* From the virtual table, the text does not grow with the rows. */
+    sql = sql ? sqlite3_mprintf(vtab ? "%z) SELECT * FROM floor_rows" : "%z) VALUES ", sql) : NULL;
+    for (long r = 0; sql && !vtab && r < per; r++) {
         sql = sqlite3_mprintf("%z%s(?", sql, r ? ", " : "");
         for (long c = 1; sql && c < cols; c++)
             sql = sqlite3_mprintf("%z, ?", sql);
         sql = sql ? sqlite3_mprintf("%z)", sql) : NULL;
     }
+    floor_rows table = {.cols = cols, .nulls = nulls, .per = per};
+    if (vtab && sqlite3_create_module(db, "floor_rows", &rows_module, &table) != SQLITE_OK)
+        return fail(db, "module");
     sqlite3_stmt *st = NULL;
     if (!sql || sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
         return fail(db, "prepare");
@@ -88,6 +206,7 @@ int main(int argc, char **argv)
     sqlite3_int64 *val = malloc((size_t)(cols * per) * sizeof *val);
     if (val == NULL)
         return fail(NULL, "values");
+    table.val = val;
     for (long k = 0; k < cols * per; k++) {
         long c = k % cols;
         val[k] = copy         ? copy_value(c, k / cols)
@@ -100,7 +219,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < rows / per; i++) {
         /* The NULL columns are never bound: unbound parameters are NULL, and
          * bindings outlive sqlite3_reset. */
-        for (long r = 0; r < per; r++)
+        for (long r = 0; r < per && !vtab; r++)
             for (long c = 0; c < cols - nulls; c++)
                 sqlite3_bind_int64(st, (int)(r * cols + c) + 1, val[r * cols + c]);
         if (sqlite3_step(st) != SQLITE_DONE)

@@ -4,13 +4,16 @@
 #
 #   bench/run_sqlite_floor.sh BENCH_SQLITE_FLOOR
 #
-# For 4, 8, 11 and 14 integer columns, 32 rows per prepared statement (the
-# ingest's XP_ROW_BATCH) and 1 row per statement; then the shape of the rows
-# the ingest writes most, copy_rows (13 columns, 4 of them NULL in the
+# For 4, 8, 11 and 14 integer columns, 32 rows per prepared statement and 1
+# row per statement (binding every value); then the shape of the rows the
+# ingest writes most, copy_rows (13 columns, 4 of them NULL in the
 # benchmark's copies: nvtx_range, full_fp, graph_node, launch_stack), at 32
-# and 128 rows per statement: instructions of a run of 101,000 rows minus one
-# of 1,000, per row.  The database is opened with the ingest's flags and
-# PRAGMAs (bench_sqlite_floor.c).
+# and 128 rows per statement; then the ingest's way of storing rows, INSERT
+# ... SELECT from a virtual table of 256 rows (XP_ROW_BATCH), nothing bound,
+# for copy_rows and for tables of 1, 2 and 4 columns: the floor of one row
+# per record whatever its width.  Per row: the instructions of a run of
+# 103,424 rows minus one of 1,024, divided by 102,400.  The database is
+# opened with the ingest's flags and PRAGMAs (bench_sqlite_floor.c).
 set -eu
 B=$1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpsqlfloor.XXXXXX")
@@ -21,8 +24,9 @@ instr() {
         sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 }
 per_row() {   # COLUMNS ROWS_PER_STATEMENT NULLS
-    a=$(instr 1000 "$@") b=$(instr 101000 "$@")
-    echo $(( (b - a) / 100000 ))
+    # Multiples of every batch size, so that both runs insert whole batches.
+    a=$(instr 1024 "$@") b=$(instr 103424 "$@")
+    echo $(( (b - a) / 102400 ))
 }
 echo "SQLite $(sqlite3 --version 2>/dev/null | cut -d' ' -f1); instructions per row inserted"
 for per in 32 1; do
@@ -32,4 +36,8 @@ for per in 32 1; do
 done
 for per in 32 128; do
     echo "copy_rows (13 columns, 4 NULL, a copy's values), $per rows per statement: $(per_row copy "$per")"
+done
+echo "copy_rows, INSERT ... SELECT from a virtual table of 256 rows: $(per_row copy v256)"
+for cols in 1 2 4; do
+    echo "$cols column(s), INSERT ... SELECT from a virtual table of 256 rows: $(per_row "$cols" v256)"
 done
