@@ -225,6 +225,17 @@ static inline sqlite3 *db_open(const char *path)
     return db;
 }
 
+/* A new database with this build's schema and no rows (what the ingest
+ * creates at its first open), opened: for tests that then make it older. */
+static inline sqlite3 *db_fresh(const char *path)
+{
+    xp_ingest *ig = NULL;
+    char err[256];
+    assert_int_equal(xp_ingest_open(path, &ig, err, sizeof err), 0);
+    xp_ingest_close(ig);
+    return db_open(path);
+}
+
 static inline void db_exec(sqlite3 *db, const char *sql)
 {
     char *msg = NULL;

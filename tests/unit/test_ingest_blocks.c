@@ -86,11 +86,7 @@ static void test_block_records(void **state)
 static void test_upgrade_from_2(void **state)
 {
     fixture *f = *state;
-    xp_ingest *ig = NULL;
-    char err[256];
-    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
-    xp_ingest_close(ig);
-    sqlite3 *db = db_open(f->db);
+    sqlite3 *db = db_fresh(f->db);
     db_exec(db, "DROP VIEW blocks; DROP VIEW block_events; DROP TABLE block_rows; "
                 "UPDATE meta SET value = '2' WHERE key = 'schema_version'; "
                 "PRAGMA user_version = 2");
@@ -109,11 +105,7 @@ static void test_upgrade_from_2(void **state)
 static void test_schema_has(void **state)
 {
     fixture *f = *state;
-    xp_ingest *ig = NULL;
-    char err[256];
-    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
-    xp_ingest_close(ig);
-    sqlite3 *db = db_open(f->db);
+    sqlite3 *db = db_fresh(f->db);
     int has = -1;
     assert_int_equal(xp_schema_has(db, "block_rows", &has), SQLITE_OK);
     assert_int_equal(has, 1);

@@ -136,11 +136,7 @@ static void test_graph_records(void **state)
 static void test_upgrade_from_1(void **state)
 {
     fixture *f = *state;
-    xp_ingest *ig = NULL;
-    char err[256];
-    assert_int_equal(xp_ingest_open(f->db, &ig, err, sizeof err), 0);
-    xp_ingest_close(ig);
-    sqlite3 *db = db_open(f->db);
+    sqlite3 *db = db_fresh(f->db);
     db_exec(db, "DROP VIEW blocks; DROP VIEW block_events; DROP TABLE block_rows; "
                 "DROP VIEW graph_nodes; DROP TABLE graph_node_rows; DROP VIEW copies; "
                 "DROP VIEW memsets; ALTER TABLE copy_rows DROP COLUMN graph_node; "
