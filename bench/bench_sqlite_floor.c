@@ -8,9 +8,10 @@
  * rows bound again and again, in one transaction.  With a `v` before the
  * count, through one INSERT ... SELECT * from an eponymous virtual table
  * that hands SQLite that many rows of the values, as the ingest stores its
- * rows (src/xp_ingest_vtab.c), with nothing bound: that path's floor.  The last NULLS columns
- * (default 0) are NULL in every row, bound once: bindings outlive
- * sqlite3_reset, so the cheapest way to insert them binds nothing per row.
+ * rows (src/xp_ingest_vtab.c), with nothing bound: that path's floor.  The
+ * last NULLS columns (default 0) are NULL in every row, bound once:
+ * bindings outlive sqlite3_reset, so the cheapest way to insert them binds
+ * nothing per row (the virtual table returns no value for them).
  * COLUMNS "copy" is the row of bench_overhead's copies as the ingest stores
  * it in copy_rows: 13 columns, the last 4 NULL, with the values of such a
  * copy (small site id and size, addresses near 2^47, times near 4e13 ns,
