@@ -10,8 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Work shorter than this shows nothing; updates come at most this often. */
+/* Work shorter than this shows nothing (XFERPROF_PROGRESS_AFTER_MS sets
+ * another delay: 0 shows the line at once, for a test that cannot rely on
+ * a machine's speed to make work last a second); updates come at most this
+ * often. */
 #define XP_PROGRESS_DELAY_NS 1000000000LL
+#define XP_PROGRESS_DELAY_MAX_MS 3600000L
 #define XP_PROGRESS_EVERY_NS 100000000LL
 
 /* The command's line (xp_progress.h: one command, one thread). */
@@ -31,6 +35,20 @@ static int64_t xp_progress_now(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* XFERPROF_PROGRESS_AFTER_MS when it is a number of milliseconds up to an
+ * hour, else the default: a progress line is no reason to refuse work. */
+static int64_t xp_progress_delay_ns(void)
+{
+    const char *v = getenv("XFERPROF_PROGRESS_AFTER_MS");
+    if (v == NULL || *v < '0' || *v > '9')
+        return XP_PROGRESS_DELAY_NS;
+    char *end;
+    long ms = strtol(v, &end, 10);
+    if (*end != '\0' || ms > XP_PROGRESS_DELAY_MAX_MS)
+        return XP_PROGRESS_DELAY_NS;
+    return (int64_t)ms * 1000000LL;
+}
+
 void xp_progress_start(const char *cmd)
 {
     snprintf(xp_prog.prefix, sizeof xp_prog.prefix, "xferprof %s: ", cmd);
@@ -38,7 +56,7 @@ void xp_progress_start(const char *cmd)
     xp_prog.on = isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
     xp_prog.shown = false;
     xp_prog.start_ns = xp_progress_now();
-    xp_prog.next_ns = xp_prog.start_ns + XP_PROGRESS_DELAY_NS;
+    xp_prog.next_ns = xp_prog.start_ns + xp_progress_delay_ns();
     xp_prog.stage[0] = '\0';
 }
 

@@ -12,8 +12,9 @@
 /* Starts the clock of command cmd's work ("xferprof CMD: " begins the
  * line).  The line is shown only when
  * stderr is a terminal and TERM is not "dumb", and only once the work has
- * taken about a second (short work shows nothing at all); then it is
- * rewritten in place ("\r...\033[K") at most about ten times a second. */
+ * taken about a second (short work shows nothing at all; the environment's
+ * XFERPROF_PROGRESS_AFTER_MS sets another delay, 0 to 3600000 ms); then it
+ * is rewritten in place ("\r...\033[K") at most about ten times a second. */
 void xp_progress_start(const char *cmd);
 
 /* Names what is being done now (printf format): shown with this call or a
