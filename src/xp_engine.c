@@ -625,8 +625,9 @@ __attribute__((destructor)) static void xp_engine_unload(void)
     xp_depth++;
     xp_inflight_close();
     xp_journal_stop_populator(xp_sess.journal);
-    /* The ingest thread is stopping: no one is left to give blocks back. */
-    xp_journal_set_backlog(xp_sess.journal, 0);
+    /* The ingest thread is stopping: no one is left to give blocks back,
+     * so no one waits for it; growth keeps the bound's small steps. */
+    xp_journal_stop_waits(xp_sess.journal);
     if (xp_sess.thread_started) {
         pthread_mutex_lock(&xp_sess.stop_lock);
         xp_sess.stop = true;

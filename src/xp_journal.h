@@ -106,9 +106,15 @@ void xp_journal_close(xp_journal *j);
  * growth step, exceed max_bytes waits for the ingest to store records and
  * give their blocks back (xp_journal_release_done), at most
  * XP_BACKLOG_WAIT_MS in all per growth; then it grows the file anyway: a
- * burst faster than the ingest is slowed, never stopped.  0 turns it off
- * (the final ingest at exit). */
+ * burst faster than the ingest is slowed, never stopped.  0 turns it off.
+ * The bound also keeps each growth step at most a quarter of it. */
 void xp_journal_set_backlog(xp_journal *j, uint64_t max_bytes);
+
+/* From now on no thread waits for the backlog (exit: the ingest thread is
+ * stopping, no one is left to give blocks back), while growth steps stay
+ * within the bound's quarter: the few records written after it (exit's own
+ * meta) take a small step, not a quarter of the file in allocated blocks. */
+void xp_journal_stop_waits(xp_journal *j);
 
 /* The calling thread never waits for the backlog: the ingest's own thread,
  * whose records (modules) could otherwise wait for itself. */

@@ -64,6 +64,7 @@ struct xp_journal {
      * disk (0: none), whether a writer waited since the ingest last asked,
      * and how often one waited to the limit. */
     _Atomic uint64_t backlog_max;
+    atomic_bool backlog_no_waits;  /* xp_journal_stop_waits */
     atomic_bool backlogged;
     _Atomic uint64_t backlog_overruns;
     /* The populator: chunks [from, to) had their pages populated by it,
@@ -108,8 +109,11 @@ int xp_grow(xp_journal *j, int fd, uint64_t need, uint64_t step);
 
 /* Before a growth to `need` chunks: waits while the journal's blocks on
  * disk and the growth step would pass the backlog's bound
- * (xp_journal_set_backlog) and no one else grew the file that far. */
-void xp_wait_backlog(xp_journal *j, uint64_t need);
+ * (xp_journal_set_backlog) and no one else grew the file that far.
+ * Returns the step to grow by (xp_grow's): 0, the usual one, or 1 for a
+ * thread that may not wait (the ingest's own, or any once exit stopped the
+ * waits) when the usual one would pass the bound: the least growth. */
+uint64_t xp_wait_backlog(xp_journal *j, uint64_t need);
 
 /* Called by the writer that has just claimed chunk idx: makes its pages
  * ready (populated by the populator ahead of time, or now by the calling

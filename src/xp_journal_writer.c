@@ -106,8 +106,7 @@ static char *xp_take_chunk(xp_journal *j)
                 break;
             continue;
         }
-        xp_wait_backlog(j, idx + 1);
-        if (xp_grow(j, -1, idx + 1, 0) != 0)
+        if (xp_grow(j, -1, idx + 1, xp_wait_backlog(j, idx + 1)) != 0)
             return NULL;
     }
     xp_chunk_ready(j, idx);
