@@ -101,6 +101,44 @@ static void test_chunk_boundaries(void **state)
     collect_reset(&c);
 }
 
+/* Backpressure once exit has stopped the waits (xp_journal_stop_waits).
+ * Nothing gives blocks back here, so past the bound a writer would wait
+ * XP_BACKLOG_WAIT_MS per growth; stopped, it does not, and it grows the
+ * file by at most a quarter of the bound, and by one chunk at a time once
+ * the usual step would pass the bound (each such growth past it counted),
+ * not by a quarter of the file. */
+static void test_backlog_stopped_waits(void **state)
+{
+    (void)state;
+    char path[128];
+    xp_journal *j = make_journal("backlog.xpj", path, sizeof path);
+    const uint64_t bound = 16u << 20, quarter = bound / 4 / XP_CHUNK_SIZE;
+    xp_journal_set_backlog(j, bound);
+    xp_journal_stop_waits(j);
+    uint64_t self, past = 0;
+    for (uint64_t i = 0; i < 2 * 96; i++) {   /* 96 chunks, 24 MiB: past the bound */
+        assert_non_null(put_rec(j, 1, i, 100000, true));
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        uint64_t used = xp_journal_chunks(j, &self);
+        uint64_t held = ((uint64_t)st.st_size - XP_JOURNAL_HEADER_SIZE) / XP_CHUNK_SIZE;
+        assert_true(held >= used);
+        assert_true(held <= used + quarter);
+        if ((uint64_t)st.st_blocks * 512 > bound) {
+            assert_true(held <= used + 1);
+            past++;
+        }
+    }
+    assert_true(past > 0);
+    assert_true(xp_journal_backlog_overruns(j) > 0);
+    xp_journal_close(j);
+    collect c = {0};
+    xp_read_stats st = read_all(path, &c);
+    assert_int_equal(st.records, 2 * 96);
+    assert_int_equal(c.bad, 0);
+    collect_reset(&c);
+}
+
 enum { THREADS = 8, PER_THREAD = 20000 };
 
 typedef struct worker {
@@ -745,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_header_and_info),
         cmocka_unit_test(test_single_thread_mixed_sizes),
         cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_backlog_stopped_waits),
         cmocka_unit_test(test_threads_exactly_once),
         cmocka_unit_test(test_threads_populated),
         cmocka_unit_test(test_live_incremental),
