@@ -293,9 +293,9 @@ static int xp_ld_copies(struct xp_ld *L)
             .dst = (uint64_t)sqlite3_column_int64(st, 3),
             .start_ns = sqlite3_column_int64(st, 4),
             .dur_ns = sqlite3_column_int64(st, 5),
-            .kernel_seq = (uint64_t)sqlite3_column_int64(st, 6),
+            .kernel_seq = (uint32_t)sqlite3_column_int64(st, 6) & ((1u << XP_COPY_KSEQ_BITS) - 1),
             .fingerprint = (uint64_t)sqlite3_column_int64(st, 7),
-            .fp_kind = fk == 1 || fk == 2 ? (uint8_t)fk : 0,
+            .fp_kind = fk == 1 || fk == 2 ? (unsigned)fk : 0,
             .nvtx_range = xp_col_u32(st, 9), /* NULL reads 0: XP_NONE_ID */
             .cs = xp_ld_site(L, sqlite3_column_int64(st, 0)),
         };

@@ -58,27 +58,35 @@ struct xp_call_site {
 /* One row of the copies view: 72 bytes, the facts of its own; the site's
  * through cs, the rare ones (a paired sync's wait, a full fingerprint) in
  * the process's side tables (xp_copy_wait, xp_copy_full_fp). */
+/* The bits of a copy's kernel count kept (struct xp_copy.kernel_seq). */
+#define XP_COPY_KSEQ_BITS 28
+
 struct xp_copy {
     int64_t start_ns, dur_ns;
     uint64_t bytes, src, dst;
     uint64_t fingerprint;   /* valid when fp_kind != 0 */
-    uint64_t kernel_seq;
     const struct xp_call_site *cs;  /* never NULL: owned by the process (or the test building it) */
     uint32_t nvtx_range;    /* nvtx_ranges.id, XP_NONE_ID when none (or column absent) */
-    uint8_t fp_kind;        /* 0 none, 1 full, 2 sampled */
+    /* Kernel launches on the copy's device so far, modulo 2^28: the rules
+     * only ask whether two copies' counts are equal (no kernel ran between
+     * them), which the wrap makes wrong only where a multiple of 2^28
+     * (268 M) launches came between the two.  (NVTX ids have all 32 bits: they only
+     * grow, and a run pushing a range per operator passes 2^28.) */
+    uint32_t kernel_seq : XP_COPY_KSEQ_BITS;
+    uint32_t fp_kind : 2;   /* 0 none, 1 full, 2 sampled */
     /* Completed by the next call on its thread, a sync of its stream or
      * device (syncs.copy_start_ns): one blocking copy in effect, which held
      * the caller dur_ns + xp_copy_wait. */
-    bool paired;
+    uint32_t paired : 1;
     /* Set while the rules run: reported by a rule that ran before (xp_claim
      * in rules/xp_group.h), so later rules leave it alone: one finding per
      * copy problem. */
-    bool claimed;
+    uint32_t claimed : 1;
 };
 
 /* The report of a million copies holds a million of these: the size is
  * what its 96 MiB budget allows (docs/performance.md, "The report's memory"). */
-_Static_assert(sizeof(struct xp_copy) <= 72, "struct xp_copy grew past 72 bytes");
+_Static_assert(sizeof(struct xp_copy) <= 64, "struct xp_copy grew past 64 bytes");
 
 /* A rare fact of one copy, by its index in xp_process.copies. */
 struct xp_copy_fact {
