@@ -157,7 +157,8 @@ fail:
 
 /* ---- progress ------------------------------------------------------------- */
 
-static int xp_grow(xp_ingest *ig, uint64_t chunk)
+/* Makes the per-chunk progress arrays (off, dirty) hold chunk. */
+static int xp_ig_grow_chunks(xp_ingest *ig, uint64_t chunk)
 {
     if (chunk < ig->nchunks)
         return 0;
@@ -187,7 +188,7 @@ oom:
 
 int xp_ig_mark(xp_ingest *ig, uint64_t chunk, uint32_t end)
 {
-    if (chunk >= ig->nchunks && xp_grow(ig, chunk) != 0)
+    if (chunk >= ig->nchunks && xp_ig_grow_chunks(ig, chunk) != 0)
         return -1;
     ig->off[chunk] = end;
     if (!ig->dirty[chunk]) {
@@ -236,7 +237,7 @@ int xp_ig_load_progress(xp_ingest *ig, xp_journal_reader *r)
                       (long long)o);
             return -1;
         }
-        if (xp_grow(ig, (uint64_t)c) != 0) {
+        if (xp_ig_grow_chunks(ig, (uint64_t)c) != 0) {
             sqlite3_reset(s);
             free(seen);
             return -1;

@@ -105,12 +105,12 @@ static inline char *xp_chunk_slot(const xp_journal *j, uint64_t idx, size_t *del
  * through the file opened again by path and checked (see "Descriptors" in
  * xp_journal_space.c).  Returns 0 or an errno value (also kept in
  * grow_err). */
-int xp_grow(xp_journal *j, int fd, uint64_t need, uint64_t step);
+int xp_journal_grow(xp_journal *j, int fd, uint64_t need, uint64_t step);
 
 /* Before a growth to `need` chunks: waits while the journal's blocks on
  * disk and the growth step would pass the backlog's bound
  * (xp_journal_set_backlog) and no one else grew the file that far.
- * Returns the step to grow by (xp_grow's): 0, the usual one, or 1 for a
+ * Returns the step to grow by (xp_journal_grow's): 0, the usual one, or 1 for a
  * thread that may not wait (the ingest's own, or any once exit stopped the
  * waits) when the usual one would pass the bound: the least growth. */
 uint64_t xp_wait_backlog(xp_journal *j, uint64_t need);

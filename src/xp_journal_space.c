@@ -109,7 +109,7 @@ static uint64_t xp_grow_step(xp_journal *j, uint64_t have)
 
 /* xp_journal_int.h.  The only lock of the writer; taken once per growth
  * step, not per chunk or record. */
-int xp_grow(xp_journal *j, int fd, uint64_t need, uint64_t step)
+int xp_journal_grow(xp_journal *j, int fd, uint64_t need, uint64_t step)
 {
     if (need > XP_MAX_CHUNKS)
         return EFBIG;
@@ -330,7 +330,7 @@ static bool xp_pop_room(xp_journal *j, uint64_t need)
     if (xp_backlog_over(j, atomic_load_explicit(&j->backlog_max, memory_order_relaxed),
                         XP_POP_STEP))
         return false;
-    return xp_grow(j, -1, need, XP_POP_STEP) == 0;
+    return xp_journal_grow(j, -1, need, XP_POP_STEP) == 0;
 }
 
 /* Sleeps (XP_POP_IDLE: a writer that takes a chunk wakes it) at most

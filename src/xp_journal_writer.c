@@ -106,7 +106,7 @@ static char *xp_take_chunk(xp_journal *j)
                 break;
             continue;
         }
-        if (xp_grow(j, -1, idx + 1, xp_wait_backlog(j, idx + 1)) != 0)
+        if (xp_journal_grow(j, -1, idx + 1, xp_wait_backlog(j, idx + 1)) != 0)
             return NULL;
     }
     xp_chunk_ready(j, idx);
@@ -433,7 +433,7 @@ int xp_journal_create(const char *path, const xp_journal_header *header, xp_jour
     j->hot.live_gen = gp;
     /* The first growth step now, so a full disk shows at start-up (where the
      * profiler can say so) rather than as lost records. */
-    err = xp_grow(j, fd, XP_GROW_MIN, 0);
+    err = xp_journal_grow(j, fd, XP_GROW_MIN, 0);
     if (err != 0) {
         for (size_t w = 0; w < XP_WINDOW_SLOTS && j->windows[w] != NULL; w++)
             munmap(j->windows[w], j->window_len);
