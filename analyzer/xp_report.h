@@ -55,12 +55,12 @@ struct xp_call_site {
     bool driver;            /* layer = driver */
 };
 
-/* One row of the copies view: 72 bytes, the facts of its own; the site's
- * through cs, the rare ones (a paired sync's wait, a full fingerprint) in
- * the process's side tables (xp_copy_wait, xp_copy_full_fp). */
 /* The bits of a copy's kernel count kept (struct xp_copy.kernel_seq). */
 #define XP_COPY_KSEQ_BITS 28
 
+/* One row of the copies view: 64 bytes, the facts of its own; the site's
+ * through cs, the rare ones (a paired sync's wait, a full fingerprint) in
+ * the process's side tables (xp_copy_wait, xp_copy_full_fp). */
 struct xp_copy {
     int64_t start_ns, dur_ns;
     uint64_t bytes, src, dst;
@@ -70,8 +70,8 @@ struct xp_copy {
     /* Kernel launches on the copy's device so far, modulo 2^28: the rules
      * only ask whether two copies' counts are equal (no kernel ran between
      * them), which the wrap makes wrong only where a multiple of 2^28
-     * (268 M) launches came between the two.  (NVTX ids have all 32 bits: they only
-     * grow, and a run pushing a range per operator passes 2^28.) */
+     * (268 M) launches came between the two.  (NVTX ids keep 32 bits: they
+     * only grow, and a run pushing a range per operator passes 2^28.) */
     uint32_t kernel_seq : XP_COPY_KSEQ_BITS;
     uint32_t fp_kind : 2;   /* 0 none, 1 full, 2 sampled */
     /* Completed by the next call on its thread, a sync of its stream or

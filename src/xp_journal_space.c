@@ -202,11 +202,11 @@ uint64_t xp_wait_backlog(xp_journal *j, uint64_t need)
     if (max == 0)
         return 0;
     int saved = errno;
-    uint64_t step = 0;
     if (xp_never_wait || atomic_load_explicit(&j->backlog_no_waits, memory_order_relaxed)) {
-        /* Not a quarter of the bound in allocated blocks for a few records
-         * (exit's meta took 4 MiB past a 16 MiB bound); past it even so, it
-         * is counted like a wait that ran out. */
+        /* The least growth, not the usual step (up to a quarter of the bound
+         * in allocated blocks) for what may be a few records, such as exit's
+         * meta; past the bound even so, counted like a wait that ran out. */
+        uint64_t step = 0;
         if (xp_backlog_over(j, max, 0)) {
             step = 1;
             if (xp_backlog_over(j, max, step))
@@ -229,7 +229,7 @@ uint64_t xp_wait_backlog(xp_journal *j, uint64_t need)
         nanosleep(&ts, NULL);
     }
     errno = saved;
-    return step;
+    return 0;
 }
 
 /*
