@@ -37,7 +37,7 @@ static void copy_round(long n)
 /* DIR/NAME: the numbers of the descriptors that are pipes (the program has
  * none of its own; the driver checks where the preload's are).  Written
  * after the program's checks of its own files, or before it opens them. */
-static void list_pipes(const char *dir, const char *name)
+__attribute__((noinline)) static void list_pipes(const char *dir, const char *name)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -82,6 +82,58 @@ static unsigned char content(int file, int i)
     return (unsigned char)(file * 37 + i * 11 + 1);
 }
 
+/* The three things the program does to descriptor numbers that are, at that
+ * moment, the preload's (and list_pipes, which fstat()s them all): each a
+ * function of its own, so that tests/capture/tsan.supp can name them. */
+__attribute__((noinline)) static void close_every_descriptor(void)
+{
+    /* close_range where the kernel has it, else one by one. */
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+        for (int fd = 3; fd < 65536; fd++)
+            close(fd);
+}
+
+/* Opens files DIR/user-F and writes them; exits 1 if one cannot be made. */
+__attribute__((noinline)) static void open_user_files(const char *dir, int *fds, int n)
+{
+    unsigned char buf[FILE_BYTES];
+    for (int f = 0; f < n; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/user-%d", dir, f);
+        fds[f] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        if (fds[f] < 0) {
+            fprintf(stderr, "cap_closefds: open %s: %s\n", path, strerror(errno));
+            exit(1);
+        }
+        for (int i = 0; i < FILE_BYTES; i++)
+            buf[i] = content(f, i);
+        CHECK(write(fds[f], buf, FILE_BYTES) == FILE_BYTES);
+    }
+}
+
+/* Checks that each file holds exactly what open_user_files wrote, then
+ * closes it; exits 1 at the first that does not. */
+__attribute__((noinline)) static void check_and_close_user_files(const int *fds, int n)
+{
+    unsigned char buf[FILE_BYTES];
+    for (int f = 0; f < n; f++) {
+        struct stat st;
+        CHECK(fstat(fds[f], &st) == 0);
+        if (st.st_size != FILE_BYTES) {
+            fprintf(stderr, "cap_closefds: file %d is %lld bytes, not %d\n", f,
+                    (long long)st.st_size, FILE_BYTES);
+            exit(1);
+        }
+        CHECK(pread(fds[f], buf, FILE_BYTES, 0) == FILE_BYTES);
+        for (int i = 0; i < FILE_BYTES; i++)
+            if (buf[i] != content(f, i)) {
+                fprintf(stderr, "cap_closefds: file %d changed at byte %d\n", f, i);
+                exit(1);
+            }
+        CHECK(close(fds[f]) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc >= 2);
@@ -100,27 +152,11 @@ int main(int argc, char **argv)
     nap_ms(250);   /* background ingest passes run */
 
     list_pipes(argv[1], "pipes-before");
-    if (!rlimit) {
-        /* close_range where the kernel has it, else one by one. */
-        if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
-            for (int fd = 3; fd < 65536; fd++)
-                close(fd);
-    }
+    if (!rlimit)
+        close_every_descriptor();
     int nfiles = rlimit ? MYFILES : NFILES;
     int fds[NFILES];
-    unsigned char buf[FILE_BYTES];
-    for (int f = 0; f < nfiles; f++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/user-%d", argv[1], f);
-        fds[f] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-        if (fds[f] < 0) {
-            fprintf(stderr, "cap_closefds: open %s: %s\n", path, strerror(errno));
-            return 1;
-        }
-        for (int i = 0; i < FILE_BYTES; i++)
-            buf[i] = content(f, i);
-        CHECK(write(fds[f], buf, FILE_BYTES) == FILE_BYTES);
-    }
+    open_user_files(argv[1], fds, nfiles);
     /* Thousands of copies over several ingest passes: new journal chunks,
      * growth of the journal file, commits to the database. */
     for (int round = 0; round < 4; round++) {
@@ -130,22 +166,7 @@ int main(int argc, char **argv)
         CHECK_OK(cudaFree(more));
         nap_ms(120);
     }
-    for (int f = 0; f < nfiles; f++) {
-        struct stat st;
-        CHECK(fstat(fds[f], &st) == 0);
-        if (st.st_size != FILE_BYTES) {
-            fprintf(stderr, "cap_closefds: file %d is %lld bytes, not %d\n", f,
-                    (long long)st.st_size, FILE_BYTES);
-            return 1;
-        }
-        CHECK(pread(fds[f], buf, FILE_BYTES, 0) == FILE_BYTES);
-        for (int i = 0; i < FILE_BYTES; i++)
-            if (buf[i] != content(f, i)) {
-                fprintf(stderr, "cap_closefds: file %d changed at byte %d\n", f, i);
-                return 1;
-            }
-        CHECK(close(fds[f]) == 0);
-    }
+    check_and_close_user_files(fds, nfiles);
     CHECK_OK(cudaFree(dev));
     list_pipes(argv[1], "pipes-after");
     printf("copies %ld\nfiles ok\n", copies);
