@@ -181,16 +181,30 @@ uint64_t xp_journal_backlog_overruns(const xp_journal *j)
     return atomic_load_explicit(&j->backlog_overruns, memory_order_relaxed);
 }
 
-/* Whether the journal's blocks on disk and a growth by `step` chunks (0: the
- * usual step) would pass max bytes (0: no bound).  The blocks count every
- * chunk the file holds, the ones populated ahead of the writers included. */
-static bool xp_backlog_over(xp_journal *j, uint64_t max, uint64_t step)
+/* The journal's blocks on disk, in bytes: every chunk the file holds, the
+ * ones populated ahead of the writers included (0 when stat fails: no
+ * backlog is then seen). */
+static uint64_t xp_backlog_bytes(const xp_journal *j)
 {
     struct stat st;
+    return stat(j->path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+/* The usual growth step of the file as it is now. */
+static uint64_t xp_usual_step(xp_journal *j)
+{
+    return xp_grow_step(j, atomic_load_explicit(&j->file_chunks, memory_order_relaxed));
+}
+
+/* Whether the journal's blocks on disk and a growth by `step` chunks (0: the
+ * usual step) would pass max bytes (0: no bound). */
+static bool xp_backlog_over(xp_journal *j, uint64_t max, uint64_t step)
+{
+    if (max == 0)
+        return false;
     if (step == 0)
-        step = xp_grow_step(j, atomic_load_explicit(&j->file_chunks, memory_order_relaxed));
-    return max != 0 && stat(j->path, &st) == 0 &&
-           (uint64_t)st.st_blocks * 512 + step * XP_CHUNK_SIZE > max;
+        step = xp_usual_step(j);
+    return xp_backlog_bytes(j) + step * XP_CHUNK_SIZE > max;
 }
 
 /* Before a growth: waits while the journal's blocks on disk and the growth
@@ -206,10 +220,10 @@ uint64_t xp_wait_backlog(xp_journal *j, uint64_t need)
         /* The least growth, not the usual step (up to a quarter of the bound
          * in allocated blocks) for what may be a few records, such as exit's
          * meta; past the bound even so, counted like a wait that ran out. */
-        uint64_t step = 0;
-        if (xp_backlog_over(j, max, 0)) {
+        uint64_t on_disk = xp_backlog_bytes(j), step = 0;
+        if (on_disk + xp_usual_step(j) * XP_CHUNK_SIZE > max) {
             step = 1;
-            if (xp_backlog_over(j, max, step))
+            if (on_disk + step * XP_CHUNK_SIZE > max)
                 atomic_fetch_add_explicit(&j->backlog_overruns, 1, memory_order_relaxed);
         }
         errno = saved;
